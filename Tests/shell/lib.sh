@@ -1,0 +1,39 @@
+# Helpers for the shell tests: each check drives the real sqlite3 CLI with
+# `.load` and compares everything it prints (stdout and stderr) with the
+# expected text.  Sourced by run.sh; the variables come from there.
+
+PASSED=0
+FAILED=0
+
+# sql SCRIPT [DB]: run SCRIPT in a fresh sqlite3 process with the extension.
+sql() {
+  printf '.load %s\n%s\n' "$EXT" "$1" | "$SQLITE3" -batch "${2:-:memory:}" 2>&1
+}
+
+pass() { PASSED=$((PASSED + 1)); [ -n "${VERBOSE:-}" ] && echo "ok   $1"; return 0; }
+
+fail() {
+  FAILED=$((FAILED + 1))
+  echo "FAIL $1"
+  printf '  expected: %s\n  actual:   %s\n' "$2" "$3" | head -n 20
+}
+
+# check NAME SQL EXPECTED [DB]
+check() {
+  local actual
+  actual=$(sql "$2" "${4:-:memory:}")
+  if [ "$actual" == "$3" ]; then pass "$1"; else fail "$1" "$3" "$actual"; fi
+}
+
+# check_same NAME ACTUAL EXPECTED: compare two outputs already computed.
+check_same() {
+  if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "$3" "$2"; fi
+}
+
+# A fresh scratch database path, removed when the run ends.
+scratch_db() {
+  local path
+  path="$SCRATCH/db$RANDOM$RANDOM.sqlite"
+  rm -f "$path"
+  echo "$path"
+}

@@ -1,0 +1,235 @@
+/*
+** sqlitetriggers.c: registration, per-connection state and test controls.
+**
+** Loadable:  .load build/libsqlitetriggers   (entry sqlite3_sqlitetriggers_init)
+** Linked:    call sqlitetriggers_register(db) on each connection.
+**
+** The functions registered, with their specifications in the files named:
+**
+**   uuid(), uuidv7(), uuid_str(X), uuid_blob(X), uuid_version(X),
+**   uuidv7_timestamp(X), uuidv7_datetime(X)                       uuid.c
+**   datetime_subsec(...), unixepoch_subsec(...)                   time.c
+**
+** and, defined here, the test controls.  Both are SQLITE_DIRECTONLY: only
+** top-level SQL and TEMP triggers can call them, never a schema stored in a
+** database file.
+**
+**   sqlitetriggers_pin_clock(X)
+**       X is any time value datetime() accepts ('2024-01-01 12:00:00.250',
+**       a Julian day number, 'now', ...), optionally followed by modifiers.
+**       From then on "now" on this connection is that instant, to the
+**       millisecond, for datetime_subsec(), unixepoch_subsec() and the
+**       timestamps of uuidv7().  Returns the pinned time as
+**       'YYYY-MM-DD HH:MM:SS.SSS'.  X NULL unpins and returns NULL.  A value
+**       that is not a time is an error naming the function.
+**
+**   sqlitetriggers_seed_random(N)
+**       N an integer: uuid() and uuidv7() on this connection draw from a
+**       ChaCha20 stream derived from N, so a pinned clock plus a seed makes
+**       both reproducible.  Returns N.  NULL returns to kernel entropy and
+**       returns NULL.  Anything else is an error naming the function.
+**
+** Neither is remembered across registrations: registering the extension
+** again on a connection starts from a live clock and kernel entropy.
+*/
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT1
+#include "sqlitetriggers_internal.h"
+#include "include/sqlitetriggers.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/*
+** Live Connection objects, so the C test controls can find the state that
+** belongs to a sqlite3* (SQLite 3.40 has no sqlite3_get_clientdata()).
+** Newest first: after a second registration, the newest state is the one
+** the SQL functions use.
+*/
+static Connection *liveConnections = 0;
+static pthread_mutex_t liveConnectionsMutex = PTHREAD_MUTEX_INITIALIZER;
+
+static Connection *connectionCreate(sqlite3 *db){
+  Connection *p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return 0;
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  if( sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
+      !=SQLITE_OK || p->pVfs==0 ){
+    p->pVfs = sqlite3_vfs_find(0);
+  }
+  pthread_mutex_lock(&liveConnectionsMutex);
+  p->pNext = liveConnections;
+  liveConnections = p;
+  pthread_mutex_unlock(&liveConnectionsMutex);
+  return p;
+}
+
+static void connectionRelease(void *pArg){
+  Connection *p = (Connection*)pArg;
+  Connection **pp;
+  if( --p->nRef>0 ) return;
+  pthread_mutex_lock(&liveConnectionsMutex);
+  for(pp=&liveConnections; *pp; pp=&(*pp)->pNext){
+    if( *pp==p ){ *pp = p->pNext; break; }
+  }
+  pthread_mutex_unlock(&liveConnectionsMutex);
+  memset(p, 0, sizeof(*p));   /* the seeded key, among others */
+  sqlite3_free(p);
+}
+
+static Connection *connectionFind(sqlite3 *db){
+  Connection *p;
+  pthread_mutex_lock(&liveConnectionsMutex);
+  for(p=liveConnections; p && p->db!=db; p=p->pNext){}
+  pthread_mutex_unlock(&liveConnectionsMutex);
+  return p;
+}
+
+/*
+** sqlite3_create_function_v2() with p as user data.  Every function that
+** holds p owns one reference, released by SQLite when the function is
+** replaced, deleted or the connection closes (also when registration
+** fails, which is why the reference is taken first).
+*/
+int connectionCreateFunction(sqlite3 *db, const char *zName, int nArg,
+                             int flags, Connection *p,
+                             void (*xFunc)(sqlite3_context*,int,sqlite3_value**)){
+  if( p ) p->nRef++;
+  return sqlite3_create_function_v2(db, zName, nArg, SQLITE_UTF8|flags, p,
+                                    xFunc, 0, 0, p ? connectionRelease : 0);
+}
+
+/* "Now" as Julian-day milliseconds: pinned, or the connection's VFS clock,
+** the source SQLite's own 'now' reads. */
+sqlite3_int64 connectionNowJD(Connection *p){
+  sqlite3_vfs *pVfs = p->pVfs;
+  sqlite3_int64 iJD = 0;
+  if( p->isClockPinned ) return p->pinnedJD;
+  if( pVfs->iVersion>=2 && pVfs->xCurrentTimeInt64 ){
+    pVfs->xCurrentTimeInt64(pVfs, &iJD);
+  }else{
+    double r = 0.0;
+    pVfs->xCurrentTime(pVfs, &r);
+    iJD = (sqlite3_int64)(r*86400000.0 + 0.5);
+  }
+  return iJD;
+}
+
+void connectionRandomBytes(Connection *p, unsigned char *aOut, int n){
+  if( p->isSeeded ){
+    randomPoolBytes(&p->seeded, aOut, n);
+  }else{
+    randomOsBytes(aOut, n);
+  }
+}
+
+static void pinClockFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  sqlite3_int64 iJD;
+  char zTime[32];
+  int rc;
+  if( argc==0 ){
+    sqlite3_result_error(ctx, "sqlitetriggers_pin_clock: expects a time value "
+                              "and optional modifiers, or NULL to unpin", -1);
+    return;
+  }
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
+    p->isClockPinned = 0;
+    return;
+  }
+  rc = computeJD(ctx, p, "sqlitetriggers_pin_clock", argc, argv, &iJD);
+  if( rc<0 ) return;
+  if( rc==0 ){
+    sqlite3_result_error(ctx, "sqlitetriggers_pin_clock: the argument is not "
+                              "a time value datetime() accepts", -1);
+    return;
+  }
+  p->isClockPinned = 1;
+  p->pinnedJD = iJD;
+  sqlite3_result_text(ctx, zTime, formatJD(iJD, zTime), SQLITE_TRANSIENT);
+}
+
+static void seedRandomFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  (void)argc;
+  switch( sqlite3_value_type(argv[0]) ){
+    case SQLITE_NULL:
+      p->isSeeded = 0;
+      return;
+    case SQLITE_INTEGER:
+      randomPoolSeed(&p->seeded, sqlite3_value_int64(argv[0]));
+      p->isSeeded = 1;
+      sqlite3_result_value(ctx, argv[0]);
+      return;
+    default:
+      sqlite3_result_error(ctx, "sqlitetriggers_seed_random: the seed must be "
+                                "an integer, or NULL to unseed", -1);
+  }
+}
+
+int sqlitetriggers_register(sqlite3 *db){
+  Connection *p;
+  int rc;
+  randomInitOnce();
+  p = connectionCreate(db);
+  if( p==0 ) return SQLITE_NOMEM;
+  p->nRef = 1;                  /* held until the end of this function */
+  rc = connectionCreateFunction(db, "sqlitetriggers_pin_clock", -1,
+                                SQLITE_DIRECTONLY, p, pinClockFunc);
+  if( rc==SQLITE_OK ){
+    rc = connectionCreateFunction(db, "sqlitetriggers_seed_random", 1,
+                                  SQLITE_DIRECTONLY, p, seedRandomFunc);
+  }
+  if( rc==SQLITE_OK ) rc = registerUuidFunctions(db, p);
+  if( rc==SQLITE_OK ) rc = registerTimeFunctions(db, p);
+  connectionRelease(p);
+  return rc;
+}
+
+int sqlitetriggers_pin_clock(sqlite3 *db, sqlite3_int64 unixMillis){
+  Connection *p = connectionFind(db);
+  sqlite3_int64 iJD = unixMillis + UNIX_EPOCH_JD_MS;
+  if( p==0 ) return SQLITE_MISUSE;
+  if( iJD<0 || iJD>MAX_JD_MS ) return SQLITE_RANGE;
+  p->pinnedJD = iJD;
+  p->isClockPinned = 1;
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_unpin_clock(sqlite3 *db){
+  Connection *p = connectionFind(db);
+  if( p==0 ) return SQLITE_MISUSE;
+  p->isClockPinned = 0;
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_seed_random(sqlite3 *db, sqlite3_int64 seed){
+  Connection *p = connectionFind(db);
+  if( p==0 ) return SQLITE_MISUSE;
+  randomPoolSeed(&p->seeded, seed);
+  p->isSeeded = 1;
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_unseed_random(sqlite3 *db){
+  Connection *p = connectionFind(db);
+  if( p==0 ) return SQLITE_MISUSE;
+  p->isSeeded = 0;
+  return SQLITE_OK;
+}
+
+int sqlite3_sqlitetriggers_init(
+  sqlite3 *db,
+  char **pzErrMsg,
+  const struct sqlite3_api_routines *pApi
+){
+  int rc;
+  SQLITE_EXTENSION_INIT2(pApi);
+  rc = sqlitetriggers_register(db);
+  if( rc!=SQLITE_OK && pzErrMsg ){
+    *pzErrMsg = sqlite3_mprintf("sqlitetriggers: registration failed: %s",
+                                sqlite3_errmsg(db));
+  }
+  return rc;
+}

@@ -1,0 +1,64 @@
+/*
+** Declarations shared by the C sources of the extension.  Not installed;
+** the public interface is include/sqlitetriggers.h.
+*/
+#ifndef SQLITETRIGGERS_INTERNAL_H
+#define SQLITETRIGGERS_INTERNAL_H
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include <stdint.h>
+
+/* Julian-day milliseconds ("iJD", as SQLite's date.c calls them) of the
+** Unix epoch. */
+#define UNIX_EPOCH_JD_MS ((sqlite3_int64)210866760000000LL)
+
+/* The largest iJD SQLite's date functions accept: 9999-12-31 23:59:59.999 */
+#define MAX_JD_MS ((sqlite3_int64)464269060799999LL)
+
+/* random.c: a ChaCha20 generator with fast key erasure. */
+typedef struct RandomPool RandomPool;
+struct RandomPool {
+  uint32_t key[8];
+  unsigned char aBuf[1024];   /* keystream; consumed bytes are zeroed */
+  int iNext;                  /* next unread byte of aBuf */
+  uint64_t forkGeneration;    /* for the OS-seeded pools only */
+  int isKeyed;
+};
+void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed);
+void randomPoolBytes(RandomPool *pPool, unsigned char *aOut, int n);
+void randomOsBytes(unsigned char *aOut, int n);
+void randomInitOnce(void);
+
+/* The per-connection state behind every SQL function. */
+typedef struct Connection Connection;
+struct Connection {
+  sqlite3 *db;
+  int nRef;                   /* one per SQL function that holds it */
+  sqlite3_vfs *pVfs;          /* source of "now", as for SQLite's 'now' */
+  int isClockPinned;
+  sqlite3_int64 pinnedJD;     /* iJD while the clock is pinned */
+  int isSeeded;
+  RandomPool seeded;          /* deterministic stream while seeded */
+  uint64_t lastLocalV7Tick;   /* uuidv7 order while pinned or seeded */
+  Connection *pNext;          /* registry of live connections */
+};
+
+/* sqlitetriggers.c */
+int connectionCreateFunction(sqlite3 *db, const char *zName, int nArg,
+                             int flags, Connection *p,
+                             void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
+sqlite3_int64 connectionNowJD(Connection *p);
+void connectionRandomBytes(Connection *p, unsigned char *aOut, int n);
+
+/* time.c */
+int formatJD(sqlite3_int64 iJD, char *zOut);
+int computeJD(sqlite3_context *ctx, Connection *p, const char *zFunc,
+              int argc, sqlite3_value **argv, sqlite3_int64 *piJD);
+int registerTimeFunctions(sqlite3 *db, Connection *p);
+
+/* uuid.c */
+int registerUuidFunctions(sqlite3 *db, Connection *p);
+
+#endif /* SQLITETRIGGERS_INTERNAL_H */

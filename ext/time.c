@@ -1,0 +1,257 @@
+/*
+** time.c: millisecond time for SQLite versions without the 'subsec'
+** modifier (added in 3.42).
+**
+**   datetime_subsec()
+**       The current UTC time as 'YYYY-MM-DD HH:MM:SS.SSS', read from the
+**       connection's VFS clock (the source of SQLite's own 'now'), or the
+**       pinned time (see sqlitetriggers_pin_clock).  Each call reads the
+**       clock afresh.
+**
+**   datetime_subsec(TIME-VALUE, MODIFIER, ...)
+**       Exactly what SQLite 3.42+ returns for
+**       datetime(TIME-VALUE, MODIFIER, ..., 'subsec'):
+**         datetime_subsec('2024-02-29 23:59:59.999', '+1 day')
+**             -> '2024-03-01 23:59:59.999'
+**         datetime_subsec(1700000000.5, 'unixepoch')
+**             -> '2023-11-14 22:13:20.500'
+**       Time values and modifiers are the host SQLite's own: the arguments
+**       go to its julianday() and the resulting millisecond is formatted
+**       here.  'now' means the same instant as datetime_subsec() above,
+**       pinned or not.  'subsec' and 'subsecond' modifiers are accepted and
+**       ignored.  A fraction of a second above .999 counts as .999, as in
+**       newer SQLite, where 3.40 rounds it up into the next second.  Years before 0000 print as '-YYYY'.  Anything datetime()
+**       rejects (a malformed value, an unknown modifier, a NULL, a result
+**       outside 4714 BC .. 9999 AD) gives NULL.
+**
+**   unixepoch_subsec()
+**   unixepoch_subsec(TIME-VALUE, MODIFIER, ...)
+**       The same instant as a REAL number of seconds since 1970-01-01 UTC,
+**       with millisecond precision, as unixepoch(..., 'subsec') on 3.42+.
+**       unixepoch_subsec('1970-01-01 00:00:01.500') -> 1.5
+**
+** Both are SQLITE_INNOCUOUS, so DEFAULT (datetime_subsec()) works in a
+** schema with PRAGMA trusted_schema=OFF, and not SQLITE_DETERMINISTIC.
+**
+** The julianday() calls run on a private in-memory connection, serialized
+** by a mutex, whose prepared statements are cached.  They cannot be cached
+** on the caller's connection: sqlite3_close() refuses to close a
+** connection with unfinalized statements.
+*/
+#include "sqlitetriggers_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define DAY_MS ((sqlite3_int64)86400000)
+#define CACHED_ARITIES 16
+
+static sqlite3 *helperDb = 0;
+static sqlite3_stmt *helperStmts[CACHED_ARITIES+1];   /* by argument count */
+static pthread_mutex_t helperMutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void putDigits(char *z, int value, int nDigit){
+  while( nDigit-- > 0 ){
+    z[nDigit] = (char)('0' + value%10);
+    value /= 10;
+  }
+}
+
+/*
+** Write iJD as 'YYYY-MM-DD HH:MM:SS.SSS' (or '-YYYY-...') into zOut, which
+** has room for 32 bytes, and return its length.  Proleptic Gregorian, as
+** SQLite's date.c; days from the civil calendar by Hinnant's algorithm.
+*/
+int formatJD(sqlite3_int64 iJD, char *zOut){
+  sqlite3_int64 unixMs = iJD - UNIX_EPOCH_JD_MS;
+  sqlite3_int64 days = unixMs / DAY_MS;
+  sqlite3_int64 msOfDay = unixMs % DAY_MS;
+  sqlite3_int64 era, year;
+  int dayOfEra, yearOfEra, dayOfYear, monthIndex, day, month;
+  char *z = zOut;
+  if( msOfDay<0 ){ msOfDay += DAY_MS; days--; }
+  days += 719468;                         /* now counted from 0000-03-01 */
+  era = (days>=0 ? days : days-146096) / 146097;
+  dayOfEra = (int)(days - era*146097);
+  yearOfEra = (dayOfEra - dayOfEra/1460 + dayOfEra/36524
+               - dayOfEra/146096) / 365;
+  dayOfYear = dayOfEra - (365*yearOfEra + yearOfEra/4 - yearOfEra/100);
+  monthIndex = (5*dayOfYear + 2)/153;
+  day = dayOfYear - (153*monthIndex + 2)/5 + 1;
+  month = monthIndex<10 ? monthIndex+3 : monthIndex-9;
+  year = yearOfEra + era*400 + (month<=2);
+  if( year<0 ){ *z++ = '-'; year = -year; }
+  putDigits(z, (int)year, 4);          z[4] = '-';
+  putDigits(z+5, month, 2);            z[7] = '-';
+  putDigits(z+8, day, 2);              z[10] = ' ';
+  putDigits(z+11, (int)(msOfDay/3600000), 2);        z[13] = ':';
+  putDigits(z+14, (int)(msOfDay/60000%60), 2);       z[16] = ':';
+  putDigits(z+17, (int)(msOfDay/1000%60), 2);        z[19] = '.';
+  putDigits(z+20, (int)(msOfDay%1000), 3);           z[23] = 0;
+  return (int)(z + 23 - zOut);
+}
+
+static int isIgnoredModifier(sqlite3_value *pVal){
+  const char *z;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = (const char*)sqlite3_value_text(pVal);
+  return z && (sqlite3_stricmp(z, "subsec")==0
+               || sqlite3_stricmp(z, "subsecond")==0);
+}
+
+static int isDigit(char c){ return c>='0' && c<='9'; }
+
+/*
+** SQLite 3.42+ parses 'HH:MM:SS.ffff' with the fraction truncated to .999
+** when it exceeds it, where 3.40 rounds 23:59:59.9999 up into the next day.
+** Return a copy of z (free with sqlite3_free) with such a fraction cut to
+** .999, or NULL when z has none.
+*/
+static char *clampFraction(const char *z){
+  const char *p, *zDigits, *zEnd;
+  int isAbove999 = 0;
+  char *zCopy;
+  for(p=z; *p; p++){
+    if( p[0]=='.' && p-z>=8 && p[-3]==':' && p[-6]==':'
+     && isDigit(p[-1]) && isDigit(p[-2]) && isDigit(p[-4])
+     && isDigit(p[-5]) && isDigit(p[-7]) && isDigit(p[-8]) ) break;
+  }
+  if( *p==0 ) return 0;
+  zDigits = p+1;
+  if( zDigits[0]!='9' || zDigits[1]!='9' || zDigits[2]!='9' ) return 0;
+  for(zEnd=zDigits+3; isDigit(*zEnd); zEnd++) isAbove999 |= *zEnd!='0';
+  if( !isAbove999 ) return 0;
+  zCopy = sqlite3_mprintf("%.*s%s", (int)(zDigits+3-z), z, zEnd);
+  return zCopy;
+}
+
+/* Bind pVal as parameter i, with its fraction clamped where needed. */
+static int bindTimeArgument(sqlite3_stmt *pStmt, int i, sqlite3_value *pVal){
+  char *zClamped;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    return sqlite3_bind_value(pStmt, i, pVal);
+  }
+  zClamped = clampFraction((const char*)sqlite3_value_text(pVal));
+  if( zClamped==0 ) return sqlite3_bind_value(pStmt, i, pVal);
+  return sqlite3_bind_text(pStmt, i, zClamped, -1, sqlite3_free);
+}
+
+static int isNow(sqlite3_value *pVal){
+  const char *z;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = (const char*)sqlite3_value_text(pVal);
+  return z && sqlite3_stricmp(z, "now")==0;
+}
+
+/* The helper's "SELECT julianday(?1,...,?n)"; caller holds helperMutex.
+** Statements beyond CACHED_ARITIES arguments are not cached. */
+static int helperStatement(int nArg, sqlite3_stmt **ppStmt){
+  char *zSql;
+  int rc, i;
+  if( nArg<=CACHED_ARITIES && helperStmts[nArg] ){
+    *ppStmt = helperStmts[nArg];
+    return SQLITE_OK;
+  }
+  if( helperDb==0 ){
+    rc = sqlite3_open_v2(":memory:", &helperDb,
+                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
+    if( rc!=SQLITE_OK ){
+      sqlite3_close(helperDb);
+      helperDb = 0;
+      return rc;
+    }
+  }
+  zSql = sqlite3_malloc(32 + 2*nArg);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  memcpy(zSql, "SELECT julianday(?", 18);
+  for(i=1; i<nArg; i++) memcpy(zSql + 16 + 2*i, ",?", 2);
+  memcpy(zSql + 16 + 2*nArg, ")", 2);
+  rc = sqlite3_prepare_v2(helperDb, zSql, -1, ppStmt, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK && nArg<=CACHED_ARITIES ) helperStmts[nArg] = *ppStmt;
+  return rc;
+}
+
+/*
+** The instant named by the arguments of a datetime()-style call, as iJD.
+** Returns 1 with *piJD set, 0 where datetime() would give NULL, or -1
+** after setting an error on ctx.
+*/
+int computeJD(sqlite3_context *ctx, Connection *p, const char *zFunc,
+              int argc, sqlite3_value **argv, sqlite3_int64 *piJD){
+  sqlite3_stmt *pStmt = 0;
+  char zNow[32];
+  int nKept = 0, i, rc, result = 0;
+  if( argc==0 ){
+    *piJD = connectionNowJD(p);
+    return 1;
+  }
+  for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
+  pthread_mutex_lock(&helperMutex);
+  rc = helperStatement(1 + nKept, &pStmt);
+  if( rc==SQLITE_OK ){
+    int iParam = 1;
+    if( isNow(argv[0]) ){
+      formatJD(connectionNowJD(p), zNow);
+      rc = sqlite3_bind_text(pStmt, iParam++, zNow, -1, SQLITE_TRANSIENT);
+    }else{
+      rc = bindTimeArgument(pStmt, iParam++, argv[0]);
+    }
+    for(i=1; rc==SQLITE_OK && i<argc; i++){
+      if( !isIgnoredModifier(argv[i]) ){
+        rc = bindTimeArgument(pStmt, iParam++, argv[i]);
+      }
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      rc = SQLITE_OK;
+      if( sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+        double jd = sqlite3_column_double(pStmt, 0);
+        *piJD = (sqlite3_int64)(jd*86400000.0 + 0.5);
+        result = *piJD>=0 && *piJD<=MAX_JD_MS;
+      }
+    }
+  }
+  if( rc!=SQLITE_OK ){
+    char *zErr = sqlite3_mprintf("%s: %s", zFunc,
+                                 helperDb ? sqlite3_errmsg(helperDb)
+                                          : sqlite3_errstr(rc));
+    sqlite3_result_error(ctx, zErr ? zErr : zFunc, -1);
+    sqlite3_free(zErr);
+    result = -1;
+  }
+  if( pStmt ){
+    sqlite3_reset(pStmt);
+    sqlite3_clear_bindings(pStmt);
+    if( 1+nKept>CACHED_ARITIES ) sqlite3_finalize(pStmt);
+  }
+  pthread_mutex_unlock(&helperMutex);
+  return result;
+}
+
+static void datetimeSubsecFunc(sqlite3_context *ctx, int argc,
+                               sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  sqlite3_int64 iJD;
+  char zOut[32];
+  if( computeJD(ctx, p, "datetime_subsec", argc, argv, &iJD)!=1 ) return;
+  sqlite3_result_text(ctx, zOut, formatJD(iJD, zOut), SQLITE_TRANSIENT);
+}
+
+static void unixepochSubsecFunc(sqlite3_context *ctx, int argc,
+                                sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  sqlite3_int64 iJD;
+  if( computeJD(ctx, p, "unixepoch_subsec", argc, argv, &iJD)!=1 ) return;
+  sqlite3_result_double(ctx, (iJD - UNIX_EPOCH_JD_MS)/1000.0);
+}
+
+int registerTimeFunctions(sqlite3 *db, Connection *p){
+  int rc = connectionCreateFunction(db, "datetime_subsec", -1,
+                                    SQLITE_INNOCUOUS, p, datetimeSubsecFunc);
+  if( rc==SQLITE_OK ){
+    rc = connectionCreateFunction(db, "unixepoch_subsec", -1,
+                                  SQLITE_INNOCUOUS, p, unixepochSubsecFunc);
+  }
+  return rc;
+}

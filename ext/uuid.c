@@ -1,0 +1,238 @@
+/*
+** uuid.c: RFC 9562 UUIDs.
+**
+** Text UUIDs are always 36 lowercase characters,
+** xxxxxxxx-xxxx-Vxxx-Nxxx-xxxxxxxxxxxx, and blobs 16 bytes in network
+** (big-endian) order.  Where SQLite's ext/misc/uuid.c defines a function of
+** the same name, this one behaves identically.
+**
+**   uuid()
+**       A random (version 4) UUID as text.  SQLITE_INNOCUOUS and not
+**       SQLITE_DETERMINISTIC, so a schema may say
+**       "id" TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid())
+**       even with PRAGMA trusted_schema=OFF.
+**
+**   uuidv7()
+**       A time-ordered (version 7) UUID as text: the 48-bit Unix millisecond
+**       of the connection's clock (pinnable), then a 16-bit counter (the 12
+**       bits of rand_a and the first 4 bits of rand_b, RFC 9562 section 6.2
+**       method 1), then 58 random bits.  Values are strictly increasing, as
+**       text and as blobs, across every call in the process: all
+**       connections, all threads, any number of calls per millisecond, and
+**       a clock that steps backwards.  The counter starts at a random value
+**       below 32768 in each new millisecond; when it is exhausted, or the
+**       clock goes backwards, it carries into the timestamp, which then runs
+**       ahead of the clock until the clock catches up.
+**       On a connection whose clock is pinned or whose randomness is seeded
+**       the order is kept per connection instead, so that the timestamp is
+**       the pinned one and a seeded run is reproducible.
+**
+**   uuid_str(X)    X as canonical lowercase text.
+**   uuid_blob(X)   X as a 16-byte blob.
+**       X is a 16-byte blob, or text of 32 hex digits in either case, with
+**       an optional '-' before any pair of digits and optional '{' and '}'
+**       around it all.  NULL, other blob sizes, numbers and malformed text
+**       all give NULL, exactly as in SQLite's uuid.c: these two never raise
+**       an error.
+**
+**   uuid_version(X)
+**       The version (the M digit) of an RFC 9562 UUID X, in any form that
+**       uuid_blob() accepts, as an integer.  NULL when X is not a UUID or its
+**       variant is not 10 (the nil and max UUIDs among them).
+**
+**   uuidv7_timestamp(X)
+**       The Unix-millisecond timestamp of a version 7 UUID, as an integer.
+**   uuidv7_datetime(X)
+**       The same as 'YYYY-MM-DD HH:MM:SS.SSS' UTC; NULL after 9999-12-31.
+**       Both give NULL when X is not a variant-10, version-7 UUID.
+*/
+#include "sqlitetriggers_internal.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+static const char hexDigits[] = "0123456789abcdef";
+
+static void uuidToText(const unsigned char *aBlob, char *zOut){
+  int i;
+  for(i=0; i<16; i++){
+    if( i==4 || i==6 || i==8 || i==10 ) *zOut++ = '-';
+    *zOut++ = hexDigits[aBlob[i]>>4];
+    *zOut++ = hexDigits[aBlob[i]&0xf];
+  }
+}
+
+static int hexValue(unsigned char c){
+  if( c>='0' && c<='9' ) return c - '0';
+  if( c>='a' && c<='f' ) return c - 'a' + 10;
+  if( c>='A' && c<='F' ) return c - 'A' + 10;
+  return -1;
+}
+
+/* Parse text as uuid.c accepts it; 1 on success. */
+static int uuidFromText(const unsigned char *z, unsigned char *aBlob){
+  int i;
+  if( z[0]=='{' ) z++;
+  for(i=0; i<16; i++){
+    int hi, lo;
+    if( z[0]=='-' ) z++;
+    hi = hexValue(z[0]);
+    lo = hi<0 ? -1 : hexValue(z[1]);
+    if( lo<0 ) return 0;
+    aBlob[i] = (unsigned char)(hi<<4 | lo);
+    z += 2;
+  }
+  if( z[0]=='}' ) z++;
+  return z[0]==0;
+}
+
+/* The 16 bytes of a UUID argument, or NULL when it is not one. */
+static const unsigned char *uuidArgument(sqlite3_value *pVal,
+                                         unsigned char *aBuf){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_TEXT: {
+      const unsigned char *z = sqlite3_value_text(pVal);
+      return z && uuidFromText(z, aBuf) ? aBuf : 0;
+    }
+    case SQLITE_BLOB:
+      return sqlite3_value_bytes(pVal)==16 ? sqlite3_value_blob(pVal) : 0;
+    default:
+      return 0;
+  }
+}
+
+static int isRfcVariant(const unsigned char *aBlob){
+  return (aBlob[8] & 0xc0)==0x80;
+}
+
+static void resultUuidText(sqlite3_context *ctx, const unsigned char *aBlob){
+  char zText[36];
+  uuidToText(aBlob, zText);
+  sqlite3_result_text(ctx, zText, 36, SQLITE_TRANSIENT);
+}
+
+static void uuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  unsigned char aBlob[16];
+  (void)argc; (void)argv;
+  connectionRandomBytes((Connection*)sqlite3_user_data(ctx), aBlob, 16);
+  aBlob[6] = (aBlob[6] & 0x0f) | 0x40;
+  aBlob[8] = (aBlob[8] & 0x3f) | 0x80;
+  resultUuidText(ctx, aBlob);
+}
+
+/*
+** A uuidv7 "tick" is the 48-bit millisecond shifted left 16, plus the
+** counter: the 64 leading bits of the UUID that are not version or
+** variant, so ticks order UUIDs exactly as their bytes do.
+*/
+static _Atomic uint64_t lastProcessTick = 0;
+
+static uint64_t nextTick(uint64_t last, uint64_t unixMs, uint16_t randomStart){
+  if( unixMs > (last>>16) ) return unixMs<<16 | (randomStart & 0x7fff);
+  return last + 1;
+}
+
+static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  unsigned char aBlob[16], aRandom[10];
+  uint64_t unixMs, tick;
+  uint16_t randomStart;
+  int i;
+  (void)argc; (void)argv;
+  connectionRandomBytes(p, aRandom, 10);
+  memcpy(aBlob+8, aRandom, 8);
+  randomStart = (uint16_t)(aRandom[8]<<8 | aRandom[9]);
+  unixMs = (uint64_t)(connectionNowJD(p) - UNIX_EPOCH_JD_MS);
+  if( unixMs >= (uint64_t)1<<48 ) unixMs = 0;     /* before 1970 */
+  if( p->isClockPinned || p->isSeeded ){
+    tick = p->lastLocalV7Tick = nextTick(p->lastLocalV7Tick, unixMs,
+                                         randomStart);
+  }else{
+    uint64_t last = atomic_load_explicit(&lastProcessTick,
+                                         memory_order_relaxed);
+    do{
+      tick = nextTick(last, unixMs, randomStart);
+    }while( !atomic_compare_exchange_weak(&lastProcessTick, &last, tick) );
+  }
+  for(i=0; i<6; i++) aBlob[i] = (unsigned char)(tick >> (56 - 8*i));
+  aBlob[6] = (unsigned char)(0x70 | ((tick>>12) & 0x0f));
+  aBlob[7] = (unsigned char)(tick>>4);
+  aBlob[8] = (unsigned char)(0x80 | (tick & 0x0f)<<2 | (aBlob[8] & 0x03));
+  resultUuidText(ctx, aBlob);
+}
+
+static void uuidStrFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  unsigned char aBuf[16];
+  const unsigned char *aBlob = uuidArgument(argv[0], aBuf);
+  (void)argc;
+  if( aBlob ) resultUuidText(ctx, aBlob);
+}
+
+static void uuidBlobFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  unsigned char aBuf[16];
+  const unsigned char *aBlob = uuidArgument(argv[0], aBuf);
+  (void)argc;
+  if( aBlob ) sqlite3_result_blob(ctx, aBlob, 16, SQLITE_TRANSIENT);
+}
+
+static void uuidVersionFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  unsigned char aBuf[16];
+  const unsigned char *aBlob = uuidArgument(argv[0], aBuf);
+  (void)argc;
+  if( aBlob && isRfcVariant(aBlob) ) sqlite3_result_int(ctx, aBlob[6]>>4);
+}
+
+/* The millisecond of a v7 UUID argument, or -1 when it is not one. */
+static sqlite3_int64 uuidv7Millis(sqlite3_value *pVal){
+  unsigned char aBuf[16];
+  const unsigned char *aBlob = uuidArgument(pVal, aBuf);
+  sqlite3_int64 ms = 0;
+  int i;
+  if( aBlob==0 || !isRfcVariant(aBlob) || (aBlob[6]>>4)!=7 ) return -1;
+  for(i=0; i<6; i++) ms = ms<<8 | aBlob[i];
+  return ms;
+}
+
+static void uuidv7TimestampFunc(sqlite3_context *ctx, int argc,
+                                sqlite3_value **argv){
+  sqlite3_int64 ms = uuidv7Millis(argv[0]);
+  (void)argc;
+  if( ms>=0 ) sqlite3_result_int64(ctx, ms);
+}
+
+static void uuidv7DatetimeFunc(sqlite3_context *ctx, int argc,
+                               sqlite3_value **argv){
+  sqlite3_int64 ms = uuidv7Millis(argv[0]);
+  char zOut[32];
+  (void)argc;
+  if( ms<0 || ms + UNIX_EPOCH_JD_MS > MAX_JD_MS ) return;
+  sqlite3_result_text(ctx, zOut, formatJD(ms + UNIX_EPOCH_JD_MS, zOut),
+                      SQLITE_TRANSIENT);
+}
+
+int registerUuidFunctions(sqlite3 *db, Connection *p){
+  static const struct {
+    const char *zName;
+    int nArg;
+    int isPure;     /* depends on its argument only */
+    void (*xFunc)(sqlite3_context*,int,sqlite3_value**);
+  } aFunc[] = {
+    { "uuid",             0, 0, uuidFunc },
+    { "uuidv7",           0, 0, uuidv7Func },
+    { "uuid_str",         1, 1, uuidStrFunc },
+    { "uuid_blob",        1, 1, uuidBlobFunc },
+    { "uuid_version",     1, 1, uuidVersionFunc },
+    { "uuidv7_timestamp", 1, 1, uuidv7TimestampFunc },
+    { "uuidv7_datetime",  1, 1, uuidv7DatetimeFunc },
+  };
+  int rc = SQLITE_OK;
+  size_t i;
+  for(i=0; rc==SQLITE_OK && i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
+    rc = connectionCreateFunction(
+        db, aFunc[i].zName, aFunc[i].nArg,
+        SQLITE_INNOCUOUS | (aFunc[i].isPure ? SQLITE_DETERMINISTIC : 0),
+        aFunc[i].isPure ? 0 : p, aFunc[i].xFunc);
+  }
+  return rc;
+}
