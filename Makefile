@@ -32,8 +32,30 @@ $(BUILD)/sanitize/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
 
+# The C tests link the sources as an application does: -DSQLITE_CORE
+# against the system libsqlite3.
+C_TEST_SRC := $(wildcard Tests/c/*.c)
+C_TEST_FLAGS := -DSQLITE_CORE -Iext/include $(WARN) -Wno-unused-result
+
+$(BUILD)/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(CC) -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+
+$(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+
 $(BUILD):
 	@mkdir -p $@
+
+# The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for
+# the instrumented library it loads.
+ASAN_RUNTIME = $(shell $(CC) -print-file-name=libasan.so)
+sanitize: $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LD_PRELOAD=$(ASAN_RUNTIME) EXT=$(BUILD)/sanitize/libsqlitetriggers \
+	  bash Tests/shell/run.sh
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(BUILD)/sanitize/test_c
 
 clean:
 	rm -rf $(BUILD) .build

@@ -50,6 +50,10 @@ check "unixepoch_subsec(value, modifiers...) has millisecond precision" \
           unixepoch_subsec('1969-12-31 23:59:59.750');" \
   "1.5|1700000000.123|-0.25"
 
+check "years before 400 follow the proleptic Gregorian calendar, as newer SQLite" \
+  "SELECT datetime_subsec('0300-02-28', '+1 day'), datetime_subsec(1830691.5);" \
+  "0300-03-01 00:00:00.000|0300-03-01 00:00:00.000"
+
 check "the range is datetime()'s: 4714 BC to 9999 AD, NULL outside" \
   "SELECT datetime_subsec(0), datetime_subsec('9999-12-31 23:59:59.999'),
           quote(datetime_subsec('9999-12-31 23:59:59.999', '+1 second')),
@@ -67,11 +71,13 @@ check "more modifiers than the statement cache holds" \
   "SELECT datetime_subsec('2024-01-01' $(for i in $(seq 1 20); do printf ", '+1 day'"; done), '+0.001 seconds');" \
   "2024-01-21 00:00:00.001"
 
-# Our formatter against SQLite's own calendar, across years 0000..9999, on
-# whole milliseconds (where strftime's %f cannot round).
-check "formatting agrees with strftime() for 100,000 instants in years 0..9999" \
+# Our formatter against SQLite's own calendar on whole milliseconds (where
+# strftime's %f cannot round).  From year 401 on: before that, 3.40's
+# strftime() has a leap-year error that newer SQLite fixed (0300-02-29
+# exists for it); the comparison with a newer SQLite covers those years.
+check "formatting agrees with strftime() for 100,000 instants in years 401..9999" \
   "WITH t(ms) AS MATERIALIZED (
-     SELECT 148731163200000 + abs(random()) % (464269060799999 - 148731163200000)
+     SELECT 161353944000000 + abs(random()) % (464269060799999 - 161353944000000)
      FROM generate_series(1, 100000))
    SELECT count(*) FROM t
    WHERE datetime_subsec(ms / 86400000.0) = strftime('%Y-%m-%d %H:%M:%f', ms / 86400000.0);" \

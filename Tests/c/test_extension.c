@@ -1,0 +1,248 @@
+/*
+** C-level tests of the extension, compiled with the ext/ sources and
+** -DSQLITE_CORE against the system libsqlite3, as an application links it.
+** Covers what the sqlite3 shell cannot reach: threads, fork(), a VFS clock
+** that steps backwards, and the C API of the test controls.
+** Prints "c: N passed, N failed"; exits non-zero on any failure.
+*/
+#include "sqlitetriggers.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int nPassed = 0, nFailed = 0;
+
+static void expect(int condition, const char *zWhat){
+  if( condition ){
+    nPassed++;
+  }else{
+    nFailed++;
+    printf("FAIL %s\n", zWhat);
+  }
+}
+
+static sqlite3 *openRegistered(const char *zVfs){
+  sqlite3 *db = 0;
+  if( sqlite3_open_v2(":memory:", &db,
+                      SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, zVfs)!=SQLITE_OK
+   || sqlitetriggers_register(db)!=SQLITE_OK ){
+    fprintf(stderr, "cannot open a registered connection: %s\n",
+            sqlite3_errmsg(db));
+    exit(2);
+  }
+  return db;
+}
+
+/* The first column of the first row of zSql, copied into zOut[128]. */
+static void queryText(sqlite3 *db, const char *zSql, char *zOut){
+  sqlite3_stmt *pStmt = 0;
+  zOut[0] = 0;
+  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_text(pStmt, 0) ){
+    snprintf(zOut, 128, "%s", (const char*)sqlite3_column_text(pStmt, 0));
+  }
+  sqlite3_finalize(pStmt);
+}
+
+/* ---- uuidv7() from several threads ---------------------------------- */
+
+#define N_THREADS 4
+#define N_PER_THREAD 25000
+
+typedef struct Worker {
+  char (*aUuid)[37];
+  int isOrdered;
+} Worker;
+
+static void *generateUuidv7(void *pArg){
+  Worker *w = (Worker*)pArg;
+  sqlite3 *db = openRegistered(0);
+  sqlite3_stmt *pStmt;
+  int i;
+  sqlite3_prepare_v2(db, "SELECT uuidv7()", -1, &pStmt, 0);
+  w->isOrdered = 1;
+  for(i=0; i<N_PER_THREAD; i++){
+    sqlite3_step(pStmt);
+    memcpy(w->aUuid[i], sqlite3_column_text(pStmt, 0), 37);
+    sqlite3_reset(pStmt);
+    if( i>0 && strcmp(w->aUuid[i-1], w->aUuid[i])>=0 ) w->isOrdered = 0;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_close(db);
+  return 0;
+}
+
+static int compareUuid(const void *a, const void *b){
+  return strcmp((const char*)a, (const char*)b);
+}
+
+static void testUuidv7AcrossThreads(void){
+  pthread_t aThread[N_THREADS];
+  Worker aWorker[N_THREADS];
+  char (*aAll)[37] = malloc(sizeof(*aAll) * N_THREADS * N_PER_THREAD);
+  int i, isOrdered = 1, nDuplicate = 0;
+  for(i=0; i<N_THREADS; i++){
+    aWorker[i].aUuid = aAll + i*N_PER_THREAD;
+    pthread_create(&aThread[i], 0, generateUuidv7, &aWorker[i]);
+  }
+  for(i=0; i<N_THREADS; i++){
+    pthread_join(aThread[i], 0);
+    isOrdered &= aWorker[i].isOrdered;
+  }
+  qsort(aAll, N_THREADS*N_PER_THREAD, sizeof(*aAll), compareUuid);
+  for(i=1; i<N_THREADS*N_PER_THREAD; i++){
+    nDuplicate += strcmp(aAll[i-1], aAll[i])==0;
+  }
+  expect(isOrdered, "uuidv7() is strictly increasing within each of 4 threads");
+  expect(nDuplicate==0, "uuidv7() from 4 concurrent threads has no duplicate");
+  free(aAll);
+}
+
+/* Calls serialized by a lock give a total order: it must be sorted. */
+static pthread_mutex_t orderMutex = PTHREAD_MUTEX_INITIALIZER;
+static char aOrdered[N_THREADS*2000][37];
+static int nOrdered = 0;
+
+static void *generateInTurn(void *pArg){
+  sqlite3 *db = openRegistered(0);
+  int i;
+  (void)pArg;
+  for(i=0; i<2000; i++){
+    pthread_mutex_lock(&orderMutex);
+    queryText(db, "SELECT uuidv7()", aOrdered[nOrdered++]);
+    pthread_mutex_unlock(&orderMutex);
+  }
+  sqlite3_close(db);
+  return 0;
+}
+
+static void testUuidv7TotalOrder(void){
+  pthread_t aThread[N_THREADS];
+  int i, isSorted = 1;
+  for(i=0; i<N_THREADS; i++) pthread_create(&aThread[i], 0, generateInTurn, 0);
+  for(i=0; i<N_THREADS; i++) pthread_join(aThread[i], 0);
+  for(i=1; i<nOrdered; i++) isSorted &= strcmp(aOrdered[i-1], aOrdered[i])<0;
+  expect(nOrdered==N_THREADS*2000 && isSorted,
+         "uuidv7() calls on 4 threads' connections, in call order, are sorted");
+}
+
+/* ---- fork() ------------------------------------------------------------ */
+
+static void testForkNeverRepeatsTheParentStream(void){
+  sqlite3 *db = openRegistered(0);
+  char zParent[5][128], zChild[5][128], zWarm[128];
+  int aPipe[2], i, nSame = 0, status = 0;
+  pid_t pid;
+  queryText(db, "SELECT uuid()", zWarm);   /* the pool holds keystream now */
+  if( pipe(aPipe)!=0 ){ expect(0, "pipe"); return; }
+  pid = fork();
+  if( pid==0 ){
+    for(i=0; i<5; i++){
+      queryText(db, "SELECT uuid() || uuidv7()", zChild[i]);
+    }
+    if( write(aPipe[1], zChild, sizeof(zChild))!=(ssize_t)sizeof(zChild) ) _exit(1);
+    _exit(0);
+  }
+  for(i=0; i<5; i++) queryText(db, "SELECT uuid() || uuidv7()", zParent[i]);
+  if( read(aPipe[0], zChild, sizeof(zChild))!=(ssize_t)sizeof(zChild) ){
+    expect(0, "reading the child's UUIDs");
+  }
+  waitpid(pid, &status, 0);
+  for(i=0; i<5; i++) nSame += memcmp(zParent[i], zChild[i], 36)==0;
+  expect(nSame==0, "after fork() the child's uuid() never repeats the parent's");
+  for(i=0; i<5; i++) nSame += memcmp(zParent[i]+36+24, zChild[i]+36+24, 12)==0;
+  expect(nSame==0, "after fork() the child's uuidv7() random bits differ");
+  close(aPipe[0]);
+  close(aPipe[1]);
+  sqlite3_close(db);
+}
+
+/* ---- the VFS clock ----------------------------------------------------- */
+
+static sqlite3_vfs steppableVfs;
+static sqlite3_int64 steppableNow;   /* Julian-day milliseconds */
+
+static int steppableCurrentTime(sqlite3_vfs *pVfs, sqlite3_int64 *piNow){
+  (void)pVfs;
+  *piNow = steppableNow;
+  return SQLITE_OK;
+}
+
+static void testVfsClockSteppingBackwards(void){
+  sqlite3 *db;
+  char zA[128], zB[128], zTime[128];
+  steppableVfs = *sqlite3_vfs_find(0);
+  steppableVfs.zName = "steppable";
+  steppableVfs.xCurrentTimeInt64 = steppableCurrentTime;
+  sqlite3_vfs_register(&steppableVfs, 0);
+  db = openRegistered("steppable");
+
+  /* 2100-01-01 00:00:00.250 UTC, ahead of every earlier UUID here. */
+  steppableNow = (sqlite3_int64)4102444800250LL + 210866760000000LL;
+  queryText(db, "SELECT datetime_subsec()", zTime);
+  expect(strcmp(zTime, "2100-01-01 00:00:00.250")==0,
+         "datetime_subsec() reads the connection's VFS clock");
+  queryText(db, "SELECT uuidv7()", zA);
+  steppableNow -= 10000;
+  queryText(db, "SELECT uuidv7()", zB);
+  expect(strcmp(zA, zB)<0,
+         "uuidv7() keeps increasing when the clock steps back 10 s");
+  queryText(db, "SELECT uuidv7_timestamp(uuidv7()) - 4102444800250", zTime);
+  expect(strcmp(zTime, "0")==0,
+         "after the step back, uuidv7() holds the last timestamp it issued");
+  sqlite3_close(db);
+  sqlite3_vfs_unregister(&steppableVfs);
+}
+
+/* ---- the C API of the controls ----------------------------------------- */
+
+static void testControlsFromC(void){
+  sqlite3 *db = openRegistered(0), *plain = 0;
+  char zTime[128], zFirst[128], zSecond[128];
+  expect(sqlitetriggers_pin_clock(db, 1704164645678LL)==SQLITE_OK,
+         "sqlitetriggers_pin_clock() succeeds on a registered connection");
+  queryText(db, "SELECT datetime_subsec() || ' ' || uuidv7_datetime(uuidv7())",
+            zTime);
+  expect(strcmp(zTime, "2024-01-02 03:04:05.678 2024-01-02 03:04:05.678")==0,
+         "the C pin reaches datetime_subsec() and uuidv7()");
+  sqlitetriggers_seed_random(db, 99);
+  queryText(db, "SELECT uuid() || uuidv7()", zFirst);
+  sqlitetriggers_seed_random(db, 99);
+  queryText(db, "SELECT uuid() || uuidv7()", zSecond);
+  expect(memcmp(zFirst, zSecond, 36)==0,
+         "sqlitetriggers_seed_random() from C makes uuid() reproducible");
+  sqlitetriggers_unseed_random(db);
+  queryText(db, "SELECT uuid()", zSecond);
+  expect(memcmp(zFirst, zSecond, 36)!=0, "sqlitetriggers_unseed_random()");
+  sqlitetriggers_unpin_clock(db);
+  queryText(db, "SELECT datetime_subsec() > '2020'", zTime);
+  expect(strcmp(zTime, "1")==0, "sqlitetriggers_unpin_clock()");
+  expect(sqlitetriggers_pin_clock(db, (sqlite3_int64)1<<62)==SQLITE_RANGE,
+         "pinning outside datetime()'s range is SQLITE_RANGE");
+
+  sqlite3_open(":memory:", &plain);
+  expect(sqlitetriggers_pin_clock(plain, 0)==SQLITE_MISUSE
+         && sqlitetriggers_seed_random(plain, 0)==SQLITE_MISUSE,
+         "the controls refuse a connection that was never registered");
+  sqlite3_close(plain);
+
+  expect(sqlitetriggers_register(db)==SQLITE_OK,
+         "registering twice on one connection succeeds");
+  queryText(db, "SELECT uuid_version(uuid())", zTime);
+  expect(strcmp(zTime, "4")==0, "functions work after re-registration");
+  expect(sqlite3_close(db)==SQLITE_OK, "a registered connection closes cleanly");
+}
+
+int main(void){
+  testUuidv7AcrossThreads();
+  testUuidv7TotalOrder();
+  testForkNeverRepeatsTheParentStream();
+  testVfsClockSteppingBackwards();
+  testControlsFromC();
+  printf("c: %d passed, %d failed\n", nPassed, nFailed);
+  return nFailed ? 1 : 0;
+}

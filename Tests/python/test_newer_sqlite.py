@@ -1,0 +1,127 @@
+"""datetime_subsec() and unixepoch_subsec() against a newer SQLite.
+
+SQLite 3.42 added the 'subsec' modifier; the system SQLite here is 3.40.
+apsw ships a current SQLite, so each case is computed three ways:
+
+  1. datetime_subsec(args) in the real sqlite3 3.40 CLI with `.load`;
+  2. datetime(args, 'subsec') in apsw's SQLite, the reference;
+  3. datetime_subsec(args) with our library loaded into apsw's SQLite.
+
+All three must agree, and the same for unixepoch_subsec / unixepoch.
+Prints "python: N passed, N failed".
+"""
+import os
+import random
+import subprocess
+import sys
+
+import apsw
+
+EXT = os.environ.get("EXT", "build/libsqlitetriggers")
+SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
+passed = failed = 0
+
+
+def check(name, mismatches, total):
+    global passed, failed
+    if total > 0 and not mismatches:
+        passed += 1
+        return
+    failed += 1
+    print(f"FAIL {name}: {len(mismatches)} of {total} cases differ")
+    for line in mismatches[:10]:
+        print("  ", line)
+
+
+def literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def cases():
+    rng = random.Random(20241122)
+    times = [
+        "2024-02-29 23:59:59.999", "2024-02-29 23:59:59.9999", "12:34:56.7891",
+        "2000-01-01", "2000-01-01 12:00", "0000-01-01 00:00:00", "1582-10-10",
+        "9999-12-31 23:59:59.999", "2024-02-29T23:59:59.123Z",
+        "2024-02-29 23:59:59.123+05:30", "0300-02-28", "bad", "2024-13-01",
+        2460000.5, 0, 5373484.49, 1700000000.5, 1700000000, -1,
+        "1700000000.123", None,
+    ]
+    for _ in range(400):
+        times.append(rng.choice([
+            rng.uniform(1721059.5, 5373484.0),            # Julian day numbers
+            rng.randint(-62_000_000_000_000, 253_000_000_000_000) / 1000.0,
+            "%04d-%02d-%02d %02d:%02d:%02d.%s" % (
+                rng.randint(0, 9999), rng.randint(1, 12), rng.randint(1, 28),
+                rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59),
+                str(rng.randint(0, 999999)).zfill(6)[: rng.choice([1, 2, 3, 4, 6])]),
+        ]))
+    modifiers = [
+        (), ("+1 day",), ("unixepoch",), ("start of month",), ("weekday 0",),
+        ("+1 month",), ("-1 year", "start of year"), ("+0.0005 seconds",),
+        ("+1.5 hours",), ("julianday",), ("auto",), ("subsec",), ("+12:30",),
+        ("-0.9999 seconds",), ("start of day", "+86399.9999 seconds"),
+    ]
+    result = [(0,), (0, "+1 day")]                 # 4714 BC, printed '-4713'
+    for t in times:
+        for m in rng.sample(modifiers, 5):
+            result.append((t,) + m)
+    return result
+
+
+def main():
+    all_cases = cases()
+    args = [", ".join(literal(a) for a in c) for c in all_cases]
+
+    # 1. The real sqlite3 3.40 CLI.  '%!.17g' prints doubles exactly.
+    script = f".load {EXT}\n" + "\n".join(
+        f"SELECT quote(datetime_subsec({a})), "
+        f"(SELECT iif(e IS NULL, 'NULL', printf('%!.17g', e)) "
+        f"FROM (SELECT unixepoch_subsec({a}) AS e));" for a in args)
+    run = subprocess.run([SQLITE3, "-batch", ":memory:"], input=script,
+                         capture_output=True, text=True)
+    cli = [line.split("|") for line in run.stdout.splitlines()]
+    if run.stderr or len(cli) != len(all_cases):
+        print("FAIL the sqlite3 CLI run:", run.stderr[:500])
+        print(f"python: {passed} passed, {failed + 1} failed")
+        return 1
+
+    # 2 and 3. apsw's newer SQLite, with our library loaded into it too.
+    db = apsw.Connection(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(os.path.abspath(EXT) + ".so")
+    version = db.execute("SELECT sqlite_version()").fetchone()[0]
+
+    def as_float(text):
+        return None if text == "NULL" else float(text)
+
+    versus_cli, versus_loaded = [], []
+    for c, a, (cli_text, cli_epoch) in zip(all_cases, args, cli):
+        ref_text, ref_epoch, our_text, our_epoch = db.execute(
+            f"SELECT quote(datetime({a}, 'subsec')), unixepoch({a}, 'subsec'),"
+            f"       quote(datetime_subsec({a})), unixepoch_subsec({a})").fetchone()
+        if (cli_text, as_float(cli_epoch)) != (ref_text, ref_epoch):
+            versus_cli.append(f"{c}: 3.40+ours {cli_text} {cli_epoch}, "
+                              f"{version} {ref_text} {ref_epoch}")
+        if (our_text, our_epoch) != (ref_text, ref_epoch):
+            versus_loaded.append(f"{c}: ours {our_text} {our_epoch}, "
+                                 f"{version} {ref_text} {ref_epoch}")
+    check(f"3.40 + datetime_subsec equals {version}'s datetime(..., 'subsec')",
+          versus_cli, len(all_cases))
+    check(f"loaded into {version}, datetime_subsec equals its own 'subsec'",
+          versus_loaded, len(all_cases))
+
+    non_null = sum(1 for c in cli if c[0] != "NULL")
+    check("most cases are valid times, not NULL on both sides", [] if non_null > len(cli) // 2
+          else [f"only {non_null} non-NULL"], len(cli))
+
+    print(f"python: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
