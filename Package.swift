@@ -1,0 +1,43 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "SQLiteTriggers",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "SQLiteTriggers", targets: ["SQLiteTriggers"]),
+        .library(name: "SQLiteTriggersGRDB", targets: ["SQLiteTriggersGRDB"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        // The system libsqlite3, the one GRDB links too.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]),
+        // The C extension in ext/, compiled into the app with SQLITE_CORE.
+        .target(
+            name: "CSQLiteTriggers",
+            dependencies: ["CSQLite"],
+            path: "ext",
+            publicHeadersPath: "include",
+            cSettings: [.define("SQLITE_CORE")]),
+        // The core: any sqlite3* handle, no GRDB.
+        .target(
+            name: "SQLiteTriggers",
+            dependencies: ["CSQLiteTriggers", "CSQLite"]),
+        // GRDB integration.
+        .target(
+            name: "SQLiteTriggersGRDB",
+            dependencies: [
+                "SQLiteTriggers",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .testTarget(
+            name: "SQLiteTriggersGRDBTests",
+            dependencies: ["SQLiteTriggersGRDB"]),
+    ]
+)

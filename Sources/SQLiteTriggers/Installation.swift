@@ -1,0 +1,47 @@
+internal import CSQLiteTriggers
+internal import CSQLite
+
+/// An error reported by the C layer of SQLiteTriggers, with SQLite's result
+/// code and message.
+///
+/// ```swift
+/// do { try SQLiteTriggers.install(on: handle) }
+/// catch let error as SQLiteTriggersError { print(error.resultCode, error.message) }
+/// ```
+public struct SQLiteTriggersError: Error, Equatable, CustomStringConvertible {
+    /// The SQLite result code, such as `SQLITE_MISUSE` (21).
+    public var resultCode: Int32
+    /// What went wrong, in SQLite's words or ours.
+    public var message: String
+
+    public init(resultCode: Int32, message: String) {
+        self.resultCode = resultCode
+        self.message = message
+    }
+
+    public var description: String { "SQLite error \(resultCode): \(message)" }
+
+    static func check(_ resultCode: Int32, _ connection: OpaquePointer) throws(SQLiteTriggersError) {
+        guard resultCode != SQLITE_OK else { return }
+        let message = resultCode == SQLITE_MISUSE
+            ? "SQLiteTriggers is not installed on this connection"
+            : String(cString: sqlite3_errstr(resultCode))
+        throw SQLiteTriggersError(resultCode: resultCode, message: message)
+    }
+}
+
+/// Entry points that work on any raw `sqlite3*` connection handle.
+public enum SQLiteTriggers {
+    /// Registers every SQL function of the extension (`uuid()`, `uuidv7()`,
+    /// `datetime_subsec()`, ...) on one connection. Call it once per
+    /// connection, right after opening it.
+    ///
+    /// ```swift
+    /// var handle: OpaquePointer?
+    /// sqlite3_open(":memory:", &handle)
+    /// try SQLiteTriggers.install(on: handle!)
+    /// ```
+    public static func install(on connection: OpaquePointer) throws(SQLiteTriggersError) {
+        try SQLiteTriggersError.check(sqlitetriggers_register(connection), connection)
+    }
+}

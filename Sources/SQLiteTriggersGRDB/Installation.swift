@@ -1,0 +1,52 @@
+@_exported import GRDB
+@_exported import SQLiteTriggers
+import Foundation
+
+extension Database {
+    /// Registers the SQLiteTriggers SQL functions on this connection.
+    ///
+    /// Call it from `prepareDatabase`, so that every connection of a
+    /// `DatabaseQueue` or `DatabasePool`, writer and readers alike, has them:
+    ///
+    /// ```swift
+    /// var config = Configuration()
+    /// config.prepareDatabase { db in try db.installSQLiteTriggers() }
+    /// let dbQueue = try DatabaseQueue(path: path, configuration: config)
+    /// ```
+    public func installSQLiteTriggers() throws {
+        try withSQLiteConnection { try SQLiteTriggers.install(on: $0) }
+    }
+
+    /// Pins "now" on this connection for `datetime_subsec()`,
+    /// `unixepoch_subsec()` and `uuidv7()`; `nil` unpins.
+    ///
+    /// ```swift
+    /// try db.pinClock(to: Date(timeIntervalSince1970: 1_700_000_000))
+    /// ```
+    public func pinClock(to date: Date?) throws {
+        try withSQLiteConnection { try SQLiteTriggers.pinClock(to: date, on: $0) }
+    }
+
+    /// Makes `uuid()` and `uuidv7()` on this connection reproducible; `nil`
+    /// returns to kernel randomness.
+    ///
+    /// ```swift
+    /// try db.seedRandom(42)
+    /// ```
+    public func seedRandom(_ seed: Int64?) throws {
+        try withSQLiteConnection { try SQLiteTriggers.seedRandom(seed, on: $0) }
+    }
+
+    /// Runs body on the raw handle, turning our errors into `DatabaseError`s
+    /// with their real result code.
+    private func withSQLiteConnection(_ body: (OpaquePointer) throws -> Void) throws {
+        guard let handle = sqliteConnection else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database connection is closed")
+        }
+        do {
+            try body(handle)
+        } catch let error as SQLiteTriggersError {
+            throw DatabaseError(resultCode: ResultCode(rawValue: error.resultCode), message: error.message)
+        }
+    }
+}
