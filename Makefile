@@ -47,6 +47,16 @@ $(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 $(BUILD):
 	@mkdir -p $@
 
+# Peers and a newer SQLite for comparisons, in a venv of our own.
+$(VENV)/.ready: | $(BUILD)
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  'apsw==3.54.1.0' 'sqlean.py==3.50.4.5'
+	touch $@
+
+test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(VENV)/.ready
+	@PYTHON=$(PYTHON) bash Tests/run_all.sh
+
 # The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for
 # the instrumented library it loads.
 ASAN_RUNTIME = $(shell $(CC) -print-file-name=libasan.so)

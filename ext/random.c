@@ -5,7 +5,9 @@
 **
 ** Why not sqlite3_randomness()?  It takes a global mutex on every call, and
 ** why not getentropy() per UUID?  A system call per row costs more than the
-** rest of uuid() together.  Instead each thread keeps a ChaCha20 keystream:
+** rest of uuid() together.  Instead each connection keeps a ChaCha20
+** keystream (SQLite never runs one connection on two threads at once, so
+** it needs no lock):
 **
 **   - keyed with 32 bytes from getentropy() (the kernel CSPRNG);
 **   - "fast key erasure": each refill computes 16 blocks (1 KiB), the first
@@ -13,16 +15,18 @@
 **     is wiped from the buffer, so a later memory disclosure cannot reveal
 **     earlier output;
 **   - four blocks at a time in the lanes of a 128-bit vector (GCC and clang
-**     vector extensions; SSE2 on x86-64, NEON on arm64);
+**     vector extensions; SSE2 on x86-64, NEON on arm64), or eight in a
+**     256-bit vector where an x86-64 CPU has AVX2 (chosen at run time);
 **   - fork-safe: a pthread_atfork() child handler bumps a generation number,
-**     and a pool whose generation is stale rekeys from the kernel before it
+**     and a kernel-keyed pool whose generation is stale rekeys before it
 **     hands out a byte, so a child never repeats its parent's stream.  The
 **     loadable build is linked with -z nodelete so the handler can never
 **     point into an unloaded library.
 **
 ** A seeded pool (the sqlitetriggers_seed_random() test control) uses the
 ** same generator with a key expanded from the 64-bit seed by SplitMix64, so
-** a seed gives the same bytes on every platform.
+** a seed gives the same bytes on every little-endian platform (all the ones
+** SQLite apps run on), with or without AVX2.
 */
 #include "sqlitetriggers_internal.h"
 
@@ -35,6 +39,10 @@
 #endif
 
 typedef uint32_t u32x4 __attribute__((vector_size(16)));
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+# define HAVE_AVX2_PATH 1
+typedef uint32_t u32x8 __attribute__((vector_size(32)));
+#endif
 
 #define ROTL(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
 #define QUARTER_ROUND(a, b, c, d) \
@@ -43,73 +51,85 @@ typedef uint32_t u32x4 __attribute__((vector_size(16)));
   a += b; d ^= a; d = ROTL(d, 8);   \
   c += d; b ^= c; b = ROTL(b, 7);
 
-static void storeLittleEndian32(unsigned char *p, uint32_t v){
-  p[0] = (unsigned char)v;
-  p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16);
-  p[3] = (unsigned char)(v >> 24);
-}
-
 static uint32_t loadLittleEndian32(const unsigned char *p){
   return (uint32_t)p[0] | (uint32_t)p[1] << 8
        | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static u32x4 splat(uint32_t v){
-  u32x4 r = {v, v, v, v};
-  return r;
+/*
+** DEFINE_CHACHA20_BLOCKS(NAME, VEC, LANES) defines
+**   static void NAME(const uint32_t key[8], unsigned char aOut[1024]);
+** computing ChaCha20 blocks 0..15 (nonce 0) under key, LANES blocks at a
+** time in the lanes of VEC.  Whatever LANES is, the output layout is the
+** same: groups of four blocks, 256 bytes each, word-interleaved (word 0 of
+** the group's four blocks, then word 1, ...).  That is a fixed permutation
+** of the standard keystream, as random and much cheaper than transposing,
+** and it makes a seeded stream identical with or without AVX2.
+*/
+#define DEFINE_CHACHA20_BLOCKS(NAME, VEC, LANES)                        \
+static void NAME(const uint32_t key[8], unsigned char *aOut){           \
+  VEC in[16], x[16];                                                    \
+  const VEC zero = {0};                                                 \
+  uint32_t counter;                                                     \
+  int i, lane;                                                          \
+  for(counter=0; counter<16; counter+=LANES){                           \
+    in[0] = zero + 0x61707865;                                          \
+    in[1] = zero + 0x3320646e;                                          \
+    in[2] = zero + 0x79622d32;                                          \
+    in[3] = zero + 0x6b206574;                                          \
+    for(i=0; i<8; i++) in[4+i] = zero + key[i];                         \
+    for(lane=0; lane<LANES; lane++) in[12][lane] = counter + lane;      \
+    in[13] = in[14] = in[15] = zero;                                    \
+    memcpy(x, in, sizeof(x));                                           \
+    for(i=0; i<10; i++){                                                \
+      QUARTER_ROUND(x[0], x[4], x[8],  x[12]);                          \
+      QUARTER_ROUND(x[1], x[5], x[9],  x[13]);                          \
+      QUARTER_ROUND(x[2], x[6], x[10], x[14]);                          \
+      QUARTER_ROUND(x[3], x[7], x[11], x[15]);                          \
+      QUARTER_ROUND(x[0], x[5], x[10], x[15]);                          \
+      QUARTER_ROUND(x[1], x[6], x[11], x[12]);                          \
+      QUARTER_ROUND(x[2], x[7], x[8],  x[13]);                          \
+      QUARTER_ROUND(x[3], x[4], x[9],  x[14]);                          \
+    }                                                                   \
+    for(i=0; i<16; i++){                                                \
+      x[i] += in[i];                                                    \
+      for(lane=0; lane<LANES; lane+=4){                                 \
+        memcpy(aOut + 64*(counter+lane) + 16*i,                         \
+               (unsigned char*)&x[i] + 4*lane, 16);                     \
+      }                                                                 \
+    }                                                                   \
+  }                                                                     \
 }
 
-/* ChaCha20 blocks counter..counter+3 under key (nonce 0) into aOut[256]. */
-static void chacha20Blocks4(const uint32_t key[8], uint32_t counter,
-                            unsigned char *aOut){
-  u32x4 in[16], x[16];
-  int i, lane;
-  in[0] = splat(0x61707865);
-  in[1] = splat(0x3320646e);
-  in[2] = splat(0x79622d32);
-  in[3] = splat(0x6b206574);
-  for(i=0; i<8; i++) in[4+i] = splat(key[i]);
-  in[12] = (u32x4){counter, counter+1, counter+2, counter+3};
-  in[13] = splat(0);
-  in[14] = splat(0);
-  in[15] = splat(0);
-  memcpy(x, in, sizeof(x));
-  for(i=0; i<10; i++){
-    QUARTER_ROUND(x[0], x[4], x[8],  x[12]);
-    QUARTER_ROUND(x[1], x[5], x[9],  x[13]);
-    QUARTER_ROUND(x[2], x[6], x[10], x[14]);
-    QUARTER_ROUND(x[3], x[7], x[11], x[15]);
-    QUARTER_ROUND(x[0], x[5], x[10], x[15]);
-    QUARTER_ROUND(x[1], x[6], x[11], x[12]);
-    QUARTER_ROUND(x[2], x[7], x[8],  x[13]);
-    QUARTER_ROUND(x[3], x[4], x[9],  x[14]);
-  }
-  for(i=0; i<16; i++){
-    x[i] += in[i];
-    for(lane=0; lane<4; lane++){
-      storeLittleEndian32(aOut + 64*lane + 4*i, x[i][lane]);
-    }
-  }
+DEFINE_CHACHA20_BLOCKS(chacha20Blocks16Vec4, u32x4, 4)
+
+/* Exported for the tests, which check the AVX2 path against it. */
+void chacha20Blocks16Portable(const uint32_t key[8], unsigned char *aOut){
+  chacha20Blocks16Vec4(key, aOut);
 }
 
-static void randomPoolRefill(RandomPool *pPool){
-  uint32_t counter;
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2")))
+DEFINE_CHACHA20_BLOCKS(chacha20Blocks16Avx2, u32x8, 8)
+static int hasAvx2 = 0;      /* set once, by randomInitOnce() */
+#endif
+
+void chacha20Blocks16(const uint32_t key[8], unsigned char *aOut){
+#ifdef HAVE_AVX2_PATH
+  if( hasAvx2 ){
+    chacha20Blocks16Avx2(key, aOut);
+    return;
+  }
+#endif
+  chacha20Blocks16Vec4(key, aOut);
+}
+
+void randomPoolRefill(RandomPool *pPool){
   int i;
-  for(counter=0; counter<16; counter+=4){
-    chacha20Blocks4(pPool->key, counter, pPool->aBuf + 64*counter);
-  }
+  chacha20Blocks16(pPool->key, pPool->aBuf);
   for(i=0; i<8; i++) pPool->key[i] = loadLittleEndian32(pPool->aBuf + 4*i);
   memset(pPool->aBuf, 0, 32);
   pPool->iNext = 32;
-}
-
-/* Copy n bytes (at most 64) of keystream into aOut. */
-void randomPoolBytes(RandomPool *pPool, unsigned char *aOut, int n){
-  if( pPool->iNext + n > (int)sizeof(pPool->aBuf) ) randomPoolRefill(pPool);
-  memcpy(aOut, pPool->aBuf + pPool->iNext, n);
-  memset(pPool->aBuf + pPool->iNext, 0, n);
-  pPool->iNext += n;
 }
 
 static uint64_t splitMix64(uint64_t *pState){
@@ -129,26 +149,30 @@ void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed){
   }
   memset(pPool->aBuf, 0, sizeof(pPool->aBuf));
   pPool->iNext = (int)sizeof(pPool->aBuf);
-  pPool->isKeyed = 1;
+  pPool->forkGeneration = 0;
 }
 
-static _Atomic uint64_t forkGeneration = 1;
-static __thread RandomPool threadPool;
+/* Bumped in every child process; kernel-keyed pools compare it. */
+_Atomic uint64_t randomForkGeneration = 1;
 static pthread_once_t initOnce = PTHREAD_ONCE_INIT;
 
 static void onForkChild(void){
-  atomic_fetch_add(&forkGeneration, 1);
+  atomic_fetch_add(&randomForkGeneration, 1);
 }
 
-static void installForkHandler(void){
+static void initializeOnce(void){
   pthread_atfork(0, 0, onForkChild);
+#ifdef HAVE_AVX2_PATH
+  __builtin_cpu_init();
+  hasAvx2 = __builtin_cpu_supports("avx2");
+#endif
 }
 
 void randomInitOnce(void){
-  pthread_once(&initOnce, installForkHandler);
+  pthread_once(&initOnce, initializeOnce);
 }
 
-static void keyFromKernel(RandomPool *pPool){
+void randomPoolKeyFromKernel(RandomPool *pPool){
   unsigned char aSeed[32];
   int i;
   if( getentropy(aSeed, sizeof(aSeed))!=0 ){
@@ -159,16 +183,5 @@ static void keyFromKernel(RandomPool *pPool){
   memset(aSeed, 0, sizeof(aSeed));
   memset(pPool->aBuf, 0, sizeof(pPool->aBuf));
   pPool->iNext = (int)sizeof(pPool->aBuf);
-  pPool->isKeyed = 1;
-}
-
-void randomOsBytes(unsigned char *aOut, int n){
-  RandomPool *pPool = &threadPool;
-  uint64_t generation = atomic_load_explicit(&forkGeneration,
-                                             memory_order_relaxed);
-  if( !pPool->isKeyed || pPool->forkGeneration!=generation ){
-    keyFromKernel(pPool);
-    pPool->forkGeneration = generation;
-  }
-  randomPoolBytes(pPool, aOut, n);
+  pPool->forkGeneration = atomic_load(&randomForkGeneration);
 }

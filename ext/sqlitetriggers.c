@@ -54,6 +54,7 @@ static Connection *connectionCreate(sqlite3 *db){
   if( p==0 ) return 0;
   memset(p, 0, sizeof(*p));
   p->db = db;
+  randomPoolKeyFromKernel(&p->random);
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
     p->pVfs = sqlite3_vfs_find(0);
@@ -116,14 +117,6 @@ sqlite3_int64 connectionNowJD(Connection *p){
   return iJD;
 }
 
-void connectionRandomBytes(Connection *p, unsigned char *aOut, int n){
-  if( p->isSeeded ){
-    randomPoolBytes(&p->seeded, aOut, n);
-  }else{
-    randomOsBytes(aOut, n);
-  }
-}
-
 static void pinClockFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3_int64 iJD;
@@ -155,10 +148,11 @@ static void seedRandomFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   (void)argc;
   switch( sqlite3_value_type(argv[0]) ){
     case SQLITE_NULL:
+      if( p->isSeeded ) randomPoolKeyFromKernel(&p->random);
       p->isSeeded = 0;
       return;
     case SQLITE_INTEGER:
-      randomPoolSeed(&p->seeded, sqlite3_value_int64(argv[0]));
+      randomPoolSeed(&p->random, sqlite3_value_int64(argv[0]));
       p->isSeeded = 1;
       sqlite3_result_value(ctx, argv[0]);
       return;
@@ -207,7 +201,7 @@ int sqlitetriggers_unpin_clock(sqlite3 *db){
 int sqlitetriggers_seed_random(sqlite3 *db, sqlite3_int64 seed){
   Connection *p = connectionFind(db);
   if( p==0 ) return SQLITE_MISUSE;
-  randomPoolSeed(&p->seeded, seed);
+  randomPoolSeed(&p->random, seed);
   p->isSeeded = 1;
   return SQLITE_OK;
 }
@@ -215,6 +209,7 @@ int sqlitetriggers_seed_random(sqlite3 *db, sqlite3_int64 seed){
 int sqlitetriggers_unseed_random(sqlite3 *db){
   Connection *p = connectionFind(db);
   if( p==0 ) return SQLITE_MISUSE;
+  if( p->isSeeded ) randomPoolKeyFromKernel(&p->random);
   p->isSeeded = 0;
   return SQLITE_OK;
 }

@@ -8,7 +8,9 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Julian-day milliseconds ("iJD", as SQLite's date.c calls them) of the
 ** Unix epoch. */
@@ -23,13 +25,33 @@ struct RandomPool {
   uint32_t key[8];
   unsigned char aBuf[1024];   /* keystream; consumed bytes are zeroed */
   int iNext;                  /* next unread byte of aBuf */
-  uint64_t forkGeneration;    /* for the OS-seeded pools only */
-  int isKeyed;
+  uint64_t forkGeneration;    /* of the kernel key; 0 when seeded */
 };
-void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed);
-void randomPoolBytes(RandomPool *pPool, unsigned char *aOut, int n);
-void randomOsBytes(unsigned char *aOut, int n);
+extern _Atomic uint64_t randomForkGeneration;
 void randomInitOnce(void);
+void randomPoolKeyFromKernel(RandomPool *pPool);
+void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed);
+void randomPoolRefill(RandomPool *pPool);
+void chacha20Blocks16(const uint32_t key[8], unsigned char *aOut);
+void chacha20Blocks16Portable(const uint32_t key[8], unsigned char *aOut);
+
+/*
+** n (at most 64) bytes of pPool's keystream.  Inline so that the copies
+** of a constant n compile to a few moves: this runs once per uuid().  A
+** kernel-keyed pool rekeys first when the process has forked since.
+*/
+static inline void randomPoolBytes(RandomPool *pPool, unsigned char *aOut,
+                                   int n){
+  if( pPool->forkGeneration!=0
+   && pPool->forkGeneration!=atomic_load_explicit(&randomForkGeneration,
+                                                  memory_order_relaxed) ){
+    randomPoolKeyFromKernel(pPool);
+  }
+  if( pPool->iNext + n > (int)sizeof(pPool->aBuf) ) randomPoolRefill(pPool);
+  memcpy(aOut, pPool->aBuf + pPool->iNext, n);
+  memset(pPool->aBuf + pPool->iNext, 0, n);
+  pPool->iNext += n;
+}
 
 /* The per-connection state behind every SQL function. */
 typedef struct Connection Connection;
@@ -40,7 +62,7 @@ struct Connection {
   int isClockPinned;
   sqlite3_int64 pinnedJD;     /* iJD while the clock is pinned */
   int isSeeded;
-  RandomPool seeded;          /* deterministic stream while seeded */
+  RandomPool random;          /* kernel-keyed, or seeded by the control */
   uint64_t lastLocalV7Tick;   /* uuidv7 order while pinned or seeded */
   Connection *pNext;          /* registry of live connections */
 };
@@ -50,7 +72,6 @@ int connectionCreateFunction(sqlite3 *db, const char *zName, int nArg,
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
 sqlite3_int64 connectionNowJD(Connection *p);
-void connectionRandomBytes(Connection *p, unsigned char *aOut, int n);
 
 /* time.c */
 int formatJD(sqlite3_int64 iJD, char *zOut);

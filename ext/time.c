@@ -50,29 +50,32 @@ static sqlite3 *helperDb = 0;
 static sqlite3_stmt *helperStmts[CACHED_ARITIES+1];   /* by argument count */
 static pthread_mutex_t helperMutex = PTHREAD_MUTEX_INITIALIZER;
 
-static void putDigits(char *z, int value, int nDigit){
-  while( nDigit-- > 0 ){
-    z[nDigit] = (char)('0' + value%10);
-    value /= 10;
-  }
+static const char digitPairs[] =
+  "00010203040506070809101112131415161718192021222324252627282930313233"
+  "34353637383940414243444546474849505152535455565758596061626364656667"
+  "6869707172737475767778798081828384858687888990919293949596979899";
+
+static void putTwoDigits(char *z, int value){
+  memcpy(z, digitPairs + 2*value, 2);
 }
 
 /*
 ** Write iJD as 'YYYY-MM-DD HH:MM:SS.SSS' (or '-YYYY-...') into zOut, which
 ** has room for 32 bytes, and return its length.  Proleptic Gregorian, as
-** SQLite's date.c; days from the civil calendar by Hinnant's algorithm.
+** newer SQLite prints it; the civil date from days by Hinnant's algorithm.
+** Everything past the first division fits 32 bits: this runs on every
+** datetime_subsec() call.
 */
 int formatJD(sqlite3_int64 iJD, char *zOut){
   sqlite3_int64 unixMs = iJD - UNIX_EPOCH_JD_MS;
-  sqlite3_int64 days = unixMs / DAY_MS;
-  sqlite3_int64 msOfDay = unixMs % DAY_MS;
-  sqlite3_int64 era, year;
-  int dayOfEra, yearOfEra, dayOfYear, monthIndex, day, month;
+  int days = (int)(unixMs / DAY_MS);
+  int msOfDay = (int)(unixMs % DAY_MS);
+  int era, dayOfEra, yearOfEra, dayOfYear, monthIndex, day, month, year;
   char *z = zOut;
-  if( msOfDay<0 ){ msOfDay += DAY_MS; days--; }
+  if( msOfDay<0 ){ msOfDay += (int)DAY_MS; days--; }
   days += 719468;                         /* now counted from 0000-03-01 */
   era = (days>=0 ? days : days-146096) / 146097;
-  dayOfEra = (int)(days - era*146097);
+  dayOfEra = days - era*146097;
   yearOfEra = (dayOfEra - dayOfEra/1460 + dayOfEra/36524
                - dayOfEra/146096) / 365;
   dayOfYear = dayOfEra - (365*yearOfEra + yearOfEra/4 - yearOfEra/100);
@@ -81,13 +84,15 @@ int formatJD(sqlite3_int64 iJD, char *zOut){
   month = monthIndex<10 ? monthIndex+3 : monthIndex-9;
   year = yearOfEra + era*400 + (month<=2);
   if( year<0 ){ *z++ = '-'; year = -year; }
-  putDigits(z, (int)year, 4);          z[4] = '-';
-  putDigits(z+5, month, 2);            z[7] = '-';
-  putDigits(z+8, day, 2);              z[10] = ' ';
-  putDigits(z+11, (int)(msOfDay/3600000), 2);        z[13] = ':';
-  putDigits(z+14, (int)(msOfDay/60000%60), 2);       z[16] = ':';
-  putDigits(z+17, (int)(msOfDay/1000%60), 2);        z[19] = '.';
-  putDigits(z+20, (int)(msOfDay%1000), 3);           z[23] = 0;
+  putTwoDigits(z, year/100);            putTwoDigits(z+2, year%100);
+  z[4] = '-';  putTwoDigits(z+5, month);
+  z[7] = '-';  putTwoDigits(z+8, day);
+  z[10] = ' '; putTwoDigits(z+11, msOfDay/3600000);
+  z[13] = ':'; putTwoDigits(z+14, msOfDay/60000%60);
+  z[16] = ':'; putTwoDigits(z+17, msOfDay/1000%60);
+  z[19] = '.'; putTwoDigits(z+20, msOfDay%1000/10);
+  z[22] = (char)('0' + msOfDay%10);
+  z[23] = 0;
   return (int)(z + 23 - zOut);
 }
 

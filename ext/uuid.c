@@ -51,15 +51,26 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static const char hexDigits[] = "0123456789abcdef";
+/* Two lowercase hex digits for each byte value. */
+static const char hexPairs[] =
+  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+  "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+  "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+  "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+  "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+  "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+  "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+  "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* Where byte i's two digits go in the 36-character text. */
+static const unsigned char textOffset[16] = {
+  0, 2, 4, 6,  9, 11,  14, 16,  19, 21,  24, 26, 28, 30, 32, 34
+};
 
 static void uuidToText(const unsigned char *aBlob, char *zOut){
   int i;
-  for(i=0; i<16; i++){
-    if( i==4 || i==6 || i==8 || i==10 ) *zOut++ = '-';
-    *zOut++ = hexDigits[aBlob[i]>>4];
-    *zOut++ = hexDigits[aBlob[i]&0xf];
-  }
+  for(i=0; i<16; i++) memcpy(zOut + textOffset[i], hexPairs + 2*aBlob[i], 2);
+  zOut[8] = zOut[13] = zOut[18] = zOut[23] = '-';
 }
 
 static int hexValue(unsigned char c){
@@ -114,7 +125,7 @@ static void resultUuidText(sqlite3_context *ctx, const unsigned char *aBlob){
 static void uuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   unsigned char aBlob[16];
   (void)argc; (void)argv;
-  connectionRandomBytes((Connection*)sqlite3_user_data(ctx), aBlob, 16);
+  randomPoolBytes(&((Connection*)sqlite3_user_data(ctx))->random, aBlob, 16);
   aBlob[6] = (aBlob[6] & 0x0f) | 0x40;
   aBlob[8] = (aBlob[8] & 0x3f) | 0x80;
   resultUuidText(ctx, aBlob);
@@ -139,7 +150,7 @@ static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   uint16_t randomStart;
   int i;
   (void)argc; (void)argv;
-  connectionRandomBytes(p, aRandom, 10);
+  randomPoolBytes(&p->random, aRandom, 10);
   memcpy(aBlob+8, aRandom, 8);
   randomStart = (uint16_t)(aRandom[8]<<8 | aRandom[9]);
   unixMs = (uint64_t)(connectionNowJD(p) - UNIX_EPOCH_JD_MS);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole test run behind `make test`: each stage prints its own
+# "STAGE: N passed, N failed" line; this script adds them up and ends with
+# the total as its last line.  A stage that dies before its summary counts
+# as one failure.  Exits non-zero if anything failed.
+#   PYTHON  the venv python with apsw (make provides it)
+set -u
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+total_passed=0
+total_failed=0
+
+# stage NAME COMMAND...: run it, echo its output, add up its summary line.
+stage() {
+  local name=$1 summary passed failed
+  shift
+  echo "== $name"
+  "$@" 2>&1 | tee "$log"
+  summary=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -n 1)
+  if [ -z "$summary" ]; then
+    echo "$name: no summary line; counted as one failure"
+    total_failed=$((total_failed + 1))
+    return
+  fi
+  passed=$(echo "$summary" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+  failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) failed$/\1/')
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+}
+
+# swift test's own lines, turned into a summary line of the same form.
+swift_stage() {
+  swift test 2>&1 | tee "$log"
+  local status=${PIPESTATUS[0]} passed failed
+  passed=$(grep -cE 'Test [^ ]+\(.*\) passed after' "$log")
+  failed=$(grep -cE 'Test [^ ]+\(.*\) failed after' "$log")
+  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  echo "swift: $passed passed, $failed failed"
+}
+
+stage shell bash Tests/shell/run.sh
+stage c build/test_c
+stage python "${PYTHON:-python3}" Tests/python/test_newer_sqlite.py
+stage swift swift_stage
+
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
