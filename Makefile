@@ -54,6 +54,33 @@ $(VENV)/.ready: | $(BUILD)
 	  'apsw==3.54.1.0' 'sqlean.py==3.50.4.5'
 	touch $@
 
+bench: $(BUILD)/libsqlitetriggers.so $(VENV)/.ready
+	@rm -f $(BUILD)/bench.md
+	@$(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so \
+	  --markdown $(BUILD)/bench.md
+	@echo; echo "(also written to $(BUILD)/bench.md)"
+
+# For now the demo shows the SQL functions in the real sqlite3 shell; the
+# Reminders demo in Swift replaces it.
+define DEMO_SQL
+.load $(BUILD)/libsqlitetriggers
+.mode box
+SELECT uuid() AS "uuid()", uuidv7() AS "uuidv7()", datetime_subsec() AS "datetime_subsec()";
+CREATE TABLE reminders(
+  id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuidv7()),
+  title TEXT NOT NULL,
+  createdAt TEXT NOT NULL DEFAULT (datetime_subsec()));
+INSERT INTO reminders(title) VALUES ('Buy milk'), ('Call mom'), ('Water plants');
+SELECT id, title, createdAt, uuidv7_datetime(id) AS "uuidv7_datetime(id)" FROM reminders ORDER BY id;
+SELECT sqlitetriggers_pin_clock('2024-02-29 23:59:59.999') AS "pinned clock",
+       datetime_subsec('now', '+1 day') AS "'now', '+1 day'",
+       unixepoch_subsec() AS "unixepoch_subsec()";
+endef
+export DEMO_SQL
+
+demo: $(BUILD)/libsqlitetriggers.so
+	@echo "$$DEMO_SQL" | $(SQLITE3) -batch :memory:
+
 test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(VENV)/.ready
 	@PYTHON=$(PYTHON) bash Tests/run_all.sh
 
