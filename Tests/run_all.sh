@@ -41,7 +41,7 @@ swift_stage() {
 
 stage shell bash Tests/shell/run.sh
 stage c build/test_c
-stage python "${PYTHON:-python3}" Tests/python/test_newer_sqlite.py
+stage python "${PYTHON:-python3}" Tests/python/run.py
 stage swift swift_stage
 
 echo "$total_passed passed, $total_failed failed"

@@ -8,29 +8,13 @@ apsw ships a current SQLite, so each case is computed three ways:
   3. datetime_subsec(args) with our library loaded into apsw's SQLite.
 
 All three must agree, and the same for unixepoch_subsec / unixepoch.
-Prints "python: N passed, N failed".
 """
-import os
 import random
 import subprocess
-import sys
 
 import apsw
 
-EXT = os.environ.get("EXT", "build/libsqlitetriggers")
-SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
-passed = failed = 0
-
-
-def check(name, mismatches, total):
-    global passed, failed
-    if total > 0 and not mismatches:
-        passed += 1
-        return
-    failed += 1
-    print(f"FAIL {name}: {len(mismatches)} of {total} cases differ")
-    for line in mismatches[:10]:
-        print("  ", line)
+from checks import EXT, SQLITE3, check, library_path
 
 
 def literal(value):
@@ -73,7 +57,7 @@ def cases():
     return result
 
 
-def main():
+def run():
     all_cases = cases()
     args = [", ".join(literal(a) for a in c) for c in all_cases]
 
@@ -86,14 +70,13 @@ def main():
                          capture_output=True, text=True)
     cli = [line.split("|") for line in run.stdout.splitlines()]
     if run.stderr or len(cli) != len(all_cases):
-        print("FAIL the sqlite3 CLI run:", run.stderr[:500])
-        print(f"python: {passed} passed, {failed + 1} failed")
-        return 1
+        check("the sqlite3 CLI runs every case", [run.stderr[:500]], len(all_cases))
+        return
 
     # 2 and 3. apsw's newer SQLite, with our library loaded into it too.
     db = apsw.Connection(":memory:")
     db.enable_load_extension(True)
-    db.load_extension(os.path.abspath(EXT) + ".so")
+    db.load_extension(library_path())
     version = db.execute("SELECT sqlite_version()").fetchone()[0]
 
     def as_float(text):
@@ -118,10 +101,3 @@ def main():
     non_null = sum(1 for c in cli if c[0] != "NULL")
     check("most cases are valid times, not NULL on both sides", [] if non_null > len(cli) // 2
           else [f"only {non_null} non-NULL"], len(cli))
-
-    print(f"python: {passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
