@@ -9,6 +9,8 @@
 **   uuid(), uuidv7(), uuid_str(X), uuid_blob(X), uuid_version(X),
 **   uuidv7_timestamp(X), uuidv7_datetime(X)                       uuid.c
 **   datetime_subsec(...), unixepoch_subsec(...)                   time.c
+**   swift_callback(NAME, ...), swift_callback_log_capacity(N), the tables
+**   swift_callback_log and temp.swift_callback_pending          callback.c
 **
 ** and, defined here, the test controls.  Both are SQLITE_DIRECTONLY: only
 ** top-level SQL and TEMP triggers can call them, never a schema stored in a
@@ -53,6 +55,11 @@ static Connection *connectionCreate(sqlite3 *db){
   Connection *p = sqlite3_malloc(sizeof(*p));
   if( p==0 ) return 0;
   memset(p, 0, sizeof(*p));
+  p->pCallbacks = callbackStateCreate();
+  if( p->pCallbacks==0 ){
+    sqlite3_free(p);
+    return 0;
+  }
   p->db = db;
   randomPoolKeyFromKernel(&p->random);
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
@@ -66,7 +73,7 @@ static Connection *connectionCreate(sqlite3 *db){
   return p;
 }
 
-static void connectionRelease(void *pArg){
+void connectionRelease(void *pArg){
   Connection *p = (Connection*)pArg;
   Connection **pp;
   if( --p->nRef>0 ) return;
@@ -75,11 +82,12 @@ static void connectionRelease(void *pArg){
     if( *pp==p ){ *pp = p->pNext; break; }
   }
   pthread_mutex_unlock(&liveConnectionsMutex);
+  callbackStateFree(p->pCallbacks);
   memset(p, 0, sizeof(*p));   /* the seeded key, among others */
   sqlite3_free(p);
 }
 
-static Connection *connectionFind(sqlite3 *db){
+Connection *connectionFind(sqlite3 *db){
   Connection *p;
   pthread_mutex_lock(&liveConnectionsMutex);
   for(p=liveConnections; p && p->db!=db; p=p->pNext){}
@@ -177,6 +185,7 @@ int sqlitetriggers_register(sqlite3 *db){
   }
   if( rc==SQLITE_OK ) rc = registerUuidFunctions(db, p);
   if( rc==SQLITE_OK ) rc = registerTimeFunctions(db, p);
+  if( rc==SQLITE_OK ) rc = registerCallbackFunctions(db, p);
   connectionRelease(p);
   return rc;
 }

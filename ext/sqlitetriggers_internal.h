@@ -53,6 +53,9 @@ static inline void randomPoolBytes(RandomPool *pPool, unsigned char *aOut,
   pPool->iNext += n;
 }
 
+/* callback.c keeps its state private. */
+typedef struct CallbackState CallbackState;
+
 /* The per-connection state behind every SQL function. */
 typedef struct Connection Connection;
 struct Connection {
@@ -64,10 +67,13 @@ struct Connection {
   int isSeeded;
   RandomPool random;          /* kernel-keyed, or seeded by the control */
   uint64_t lastLocalV7Tick;   /* uuidv7 order while pinned or seeded */
+  CallbackState *pCallbacks;  /* swift_callback() events and observers */
   Connection *pNext;          /* registry of live connections */
 };
 
 /* sqlitetriggers.c */
+Connection *connectionFind(sqlite3 *db);
+void connectionRelease(void *pConnection);
 int connectionCreateFunction(sqlite3 *db, const char *zName, int nArg,
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
@@ -78,6 +84,11 @@ int formatJD(sqlite3_int64 iJD, char *zOut);
 int computeJD(sqlite3_context *ctx, Connection *p, const char *zFunc,
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD);
 int registerTimeFunctions(sqlite3 *db, Connection *p);
+
+/* callback.c */
+CallbackState *callbackStateCreate(void);
+void callbackStateFree(CallbackState *pState);
+int registerCallbackFunctions(sqlite3 *db, Connection *p);
 
 /* uuid.c */
 int registerUuidFunctions(sqlite3 *db, Connection *p);

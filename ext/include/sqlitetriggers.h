@@ -57,6 +57,80 @@ SQLITETRIGGERS_API int sqlitetriggers_seed_random(sqlite3 *db,
                                                   sqlite3_int64 seed);
 SQLITETRIGGERS_API int sqlitetriggers_unseed_random(sqlite3 *db);
 
+/*
+** swift_callback() observers (see ext/callback.c for the delivery rules).
+**
+** An event is read through the accessors below, which are strict about
+** types: sqlitetriggers_event_text() is NULL unless argument i is TEXT,
+** _blob() unless it is a BLOB; _int64() and _double() convert between the
+** two number types and give 0 for anything else.  Argument indexes start
+** at 0 after the name.  The seq of an immediate event is 0; committed
+** events are numbered 1, 2, ... per connection.  An event, and everything
+** read from it, is valid only during the observer call.
+*/
+typedef struct sqlitetriggers_event sqlitetriggers_event;
+SQLITETRIGGERS_API sqlite3_int64 sqlitetriggers_event_seq(const sqlitetriggers_event*);
+SQLITETRIGGERS_API const char *sqlitetriggers_event_name(const sqlitetriggers_event*);
+SQLITETRIGGERS_API int sqlitetriggers_event_argc(const sqlitetriggers_event*);
+SQLITETRIGGERS_API int sqlitetriggers_event_type(const sqlitetriggers_event*, int i);
+SQLITETRIGGERS_API sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event*, int i);
+SQLITETRIGGERS_API double sqlitetriggers_event_double(const sqlitetriggers_event*, int i);
+SQLITETRIGGERS_API const unsigned char *sqlitetriggers_event_text(const sqlitetriggers_event*, int i);
+SQLITETRIGGERS_API const void *sqlitetriggers_event_blob(const sqlitetriggers_event*, int i);
+SQLITETRIGGERS_API int sqlitetriggers_event_bytes(const sqlitetriggers_event*, int i);
+
+/*
+** An immediate observer runs inside swift_callback(), inside the statement.
+** It may set swift_callback()'s result with sqlite3_result_*(pResult, ...).
+** Returning anything but SQLITE_OK refuses the change: the statement fails
+** with *pzError (allocate it with sqlite3_malloc/sqlite3_mprintf; it is
+** freed for you) and SQLITE_CONSTRAINT_FUNCTION.  It may use the database.
+*/
+typedef int (*sqlitetriggers_immediate_callback)(
+  void *pArg, const sqlitetriggers_event *pEvent,
+  sqlite3_context *pResult, char **pzError);
+
+/*
+** An after-commit observer runs in sqlitetriggers_deliver(), once per
+** committed event, in commit order.  It may read and write the database.
+*/
+typedef void (*sqlitetriggers_after_commit_callback)(
+  void *pArg, const sqlitetriggers_event *pEvent);
+
+/*
+** Add an observer of the callbacks named zName, or of every callback when
+** zName is NULL.  xDestroy(pArg), if given, runs when the observer is
+** removed, when the connection closes, and when adding fails.  The new
+** observer's id goes to *piObserver.  Observers may be added and removed
+** at any time, from inside an observer too.
+*/
+SQLITETRIGGERS_API int sqlitetriggers_observe_immediate(
+  sqlite3 *db, const char *zName, sqlitetriggers_immediate_callback xCallback,
+  void *pArg, void (*xDestroy)(void*), sqlite3_int64 *piObserver);
+SQLITETRIGGERS_API int sqlitetriggers_observe_after_commit(
+  sqlite3 *db, const char *zName, sqlitetriggers_after_commit_callback xCallback,
+  void *pArg, void (*xDestroy)(void*), sqlite3_int64 *piObserver);
+
+/* Remove an observer; SQLITE_NOTFOUND when there is none with that id. */
+SQLITETRIGGERS_API int sqlitetriggers_unobserve(sqlite3 *db,
+                                                sqlite3_int64 iObserver);
+
+/*
+** Deliver the committed events to the after-commit observers.  Call it
+** when a statement has finished, never from inside sqlite3_step(): after
+** each sqlite3_step() that returned SQLITE_DONE, or after sqlite3_exec().
+** Events that observers' own writes commit are delivered by the same call.
+** Committed events wait only while an after-commit observer exists;
+** sqlitetriggers_undelivered_count() tells how many wait.  Closing the
+** connection drops events that were not delivered.
+*/
+SQLITETRIGGERS_API int sqlitetriggers_deliver(sqlite3 *db);
+SQLITETRIGGERS_API int sqlitetriggers_undelivered_count(sqlite3 *db);
+
+/* The capacity of swift_callback_log (default 1000; 0 turns it off). */
+SQLITETRIGGERS_API int sqlitetriggers_set_callback_log_capacity(sqlite3 *db,
+                                                                int nCapacity);
+
 /* The loadable-extension entry point, found by `.load libsqlitetriggers`. */
 struct sqlite3_api_routines;
 SQLITETRIGGERS_API int sqlite3_sqlitetriggers_init(

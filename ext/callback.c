@@ -1,0 +1,1000 @@
+/*
+** callback.c: swift_callback(), transaction-exact notifications from
+** trigger bodies.
+**
+**   swift_callback(NAME, ARG1, ..., ARGn)
+**       NAME must be non-NULL text; anything else is the error
+**       "swift_callback: the first argument must be the callback's name
+**       (text)".  0 to 126 further arguments of any type follow.
+**       SQLITE_DIRECTONLY: TEMP triggers and top-level SQL may call it; a
+**       trigger, view or default stored in a database file never can,
+**       whatever PRAGMA trusted_schema says.
+**
+**       Immediate observers of NAME (or of every name) run at once, in
+**       registration order.  One may set the result; without one the result
+**       is NULL.  One may refuse: the statement then fails with its message
+**       and the extended code SQLITE_CONSTRAINT_FUNCTION, exactly as a
+**       RAISE(ABORT) would, and later observers are not called.
+**
+**       The event is then kept with the current transaction, and only when
+**       that transaction commits does it get its sequence number (1, 2, ...
+**       per connection), enter the log, and wait for delivery to the
+**       after-commit observers.  Events are dropped, never delivered, when
+**       their statement fails (and SQLite rolls it back), on ROLLBACK TO a
+**       savepoint opened before them, on ROLLBACK, RAISE(ROLLBACK) and a
+**       failed COMMIT.  A statement outside BEGIN is its own transaction.
+**       A read-only statement (a top-level SELECT) outside BEGIN writes
+**       nothing that could roll back, so its events commit at once.
+**       On a connection in PRAGMA query_only mode it is an error.
+**
+**   swift_callback_log (eponymous virtual table, read-only)
+**       SELECT seq, name, args FROM swift_callback_log
+**       The last committed events of this connection, oldest first: what
+**       an after-commit observer receives.  The capacity defaults to 1000
+**       events, the oldest dropped first.  args is a JSON array: NULL,
+**       integers, reals and text as JSON, and a blob as {"blob":"<hex>"}
+**       with lowercase hex digits.
+**
+**   swift_callback_log_capacity(N)
+**       Sets the log's capacity to N events (0 disables the log) and returns
+**       N; without argument, returns the capacity.  SQLITE_DIRECTONLY.
+**
+**   temp.swift_callback_pending (virtual table)
+**       SELECT seq, name, args FROM temp.swift_callback_pending
+**       The events of the open transaction, not yet committed (seq NULL).
+**       Writes are refused: swift_callback() alone writes it, once per
+**       transaction, because a nested INSERT is how a virtual table joins a
+**       transaction.  From then on SQLite reports every savepoint, release,
+**       rollback and commit to it (xSavepoint, xRelease, xRollbackTo,
+**       xRollback, xSync, xCommit), with no commit, rollback or update hook,
+**       which GRDB owns.
+**
+** Delivery to after-commit observers happens in sqlitetriggers_deliver(),
+** not in xCommit: xCommit runs inside sqlite3_step(), where an observer
+** could not use the connection.  The host calls sqlitetriggers_deliver()
+** once a statement has finished (SQLiteTriggersGRDB does it when GRDB
+** reports the commit); observers may then read and write the database, and
+** events their writes commit are delivered by the same call, in order.
+*/
+#include "sqlitetriggers_internal.h"
+#include "include/sqlitetriggers.h"
+
+#include <math.h>
+
+#define MAX_CALLBACK_ARGS 126
+#define DEFAULT_LOG_CAPACITY 1000
+#define NAME_ERROR \
+  "swift_callback: the first argument must be the callback's name (text)"
+
+/* ---- events ------------------------------------------------------------ */
+
+typedef struct StoredArg StoredArg;
+struct StoredArg {
+  int eType;                  /* SQLITE_INTEGER, ... SQLITE_NULL */
+  int nByte;                  /* text or blob length */
+  union {
+    sqlite3_int64 i;
+    double r;
+    const unsigned char *z;   /* text (NUL-terminated) or blob bytes */
+  } u;
+};
+
+/* What observers see, live (immediate) or stored (after commit). */
+struct sqlitetriggers_event {
+  sqlite3_int64 seq;          /* 0 until committed */
+  const char *zName;
+  int nArg;
+  sqlite3_value **apLive;     /* immediate: the function's arguments */
+  StoredArg *aStored;         /* stored: copies, in the same allocation */
+};
+
+/* A committed or pending event: one allocation, shared by reference. */
+typedef struct StoredEvent StoredEvent;
+struct StoredEvent {
+  int nRef;
+  sqlitetriggers_event event;
+};
+
+static StoredEvent *storedEventCreate(const char *zName, int nArg,
+                                      sqlite3_value **apArg){
+  size_t nName = strlen(zName) + 1, nByte;
+  StoredEvent *pEv;
+  unsigned char *pData;
+  int i;
+  nByte = sizeof(StoredEvent) + nArg*sizeof(StoredArg) + nName;
+  for(i=0; i<nArg; i++){
+    int eType = sqlite3_value_type(apArg[i]);
+    if( eType==SQLITE_TEXT ){
+      sqlite3_value_text(apArg[i]);
+      nByte += sqlite3_value_bytes(apArg[i]) + 1;
+    }else if( eType==SQLITE_BLOB ){
+      nByte += sqlite3_value_bytes(apArg[i]);
+    }
+  }
+  pEv = sqlite3_malloc64(nByte);
+  if( pEv==0 ) return 0;
+  pEv->nRef = 1;
+  pEv->event.seq = 0;
+  pEv->event.nArg = nArg;
+  pEv->event.apLive = 0;
+  pEv->event.aStored = (StoredArg*)&pEv[1];
+  pData = (unsigned char*)&pEv->event.aStored[nArg];
+  memcpy(pData, zName, nName);
+  pEv->event.zName = (const char*)pData;
+  pData += nName;
+  for(i=0; i<nArg; i++){
+    StoredArg *pArg = &pEv->event.aStored[i];
+    pArg->eType = sqlite3_value_type(apArg[i]);
+    pArg->nByte = 0;
+    switch( pArg->eType ){
+      case SQLITE_INTEGER: pArg->u.i = sqlite3_value_int64(apArg[i]); break;
+      case SQLITE_FLOAT:   pArg->u.r = sqlite3_value_double(apArg[i]); break;
+      case SQLITE_TEXT:
+        pArg->nByte = sqlite3_value_bytes(apArg[i]);
+        memcpy(pData, sqlite3_value_text(apArg[i]), pArg->nByte + 1);
+        pArg->u.z = pData;
+        pData += pArg->nByte + 1;
+        break;
+      case SQLITE_BLOB:
+        pArg->nByte = sqlite3_value_bytes(apArg[i]);
+        if( pArg->nByte ) memcpy(pData, sqlite3_value_blob(apArg[i]), pArg->nByte);
+        pArg->u.z = pData;
+        pData += pArg->nByte;
+        break;
+      default:
+        pArg->eType = SQLITE_NULL;
+    }
+  }
+  return pEv;
+}
+
+static void storedEventRelease(StoredEvent *pEv){
+  if( pEv && --pEv->nRef==0 ) sqlite3_free(pEv);
+}
+
+/* ---- the event accessors of the C API ---------------------------------- */
+
+sqlite3_int64 sqlitetriggers_event_seq(const sqlitetriggers_event *pEvent){
+  return pEvent->seq;
+}
+const char *sqlitetriggers_event_name(const sqlitetriggers_event *pEvent){
+  return pEvent->zName;
+}
+int sqlitetriggers_event_argc(const sqlitetriggers_event *pEvent){
+  return pEvent->nArg;
+}
+int sqlitetriggers_event_type(const sqlitetriggers_event *pEvent, int i){
+  if( i<0 || i>=pEvent->nArg ) return SQLITE_NULL;
+  if( pEvent->apLive ) return sqlite3_value_type(pEvent->apLive[i]);
+  return pEvent->aStored[i].eType;
+}
+sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event *pEvent,
+                                         int i){
+  switch( sqlitetriggers_event_type(pEvent, i) ){
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      if( pEvent->apLive ) return sqlite3_value_int64(pEvent->apLive[i]);
+      return pEvent->aStored[i].eType==SQLITE_INTEGER
+             ? pEvent->aStored[i].u.i : (sqlite3_int64)pEvent->aStored[i].u.r;
+    default:
+      return 0;
+  }
+}
+double sqlitetriggers_event_double(const sqlitetriggers_event *pEvent, int i){
+  switch( sqlitetriggers_event_type(pEvent, i) ){
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      if( pEvent->apLive ) return sqlite3_value_double(pEvent->apLive[i]);
+      return pEvent->aStored[i].eType==SQLITE_FLOAT
+             ? pEvent->aStored[i].u.r : (double)pEvent->aStored[i].u.i;
+    default:
+      return 0.0;
+  }
+}
+const unsigned char *sqlitetriggers_event_text(
+  const sqlitetriggers_event *pEvent, int i
+){
+  if( sqlitetriggers_event_type(pEvent, i)!=SQLITE_TEXT ) return 0;
+  if( pEvent->apLive ) return sqlite3_value_text(pEvent->apLive[i]);
+  return pEvent->aStored[i].u.z;
+}
+const void *sqlitetriggers_event_blob(const sqlitetriggers_event *pEvent,
+                                      int i){
+  if( sqlitetriggers_event_type(pEvent, i)!=SQLITE_BLOB ) return 0;
+  if( pEvent->apLive ) return sqlite3_value_blob(pEvent->apLive[i]);
+  return pEvent->aStored[i].u.z;
+}
+int sqlitetriggers_event_bytes(const sqlitetriggers_event *pEvent, int i){
+  int eType = sqlitetriggers_event_type(pEvent, i);
+  if( eType!=SQLITE_TEXT && eType!=SQLITE_BLOB ) return 0;
+  if( pEvent->apLive ){
+    if( eType==SQLITE_TEXT ) sqlite3_value_text(pEvent->apLive[i]);
+    return sqlite3_value_bytes(pEvent->apLive[i]);
+  }
+  return pEvent->aStored[i].nByte;
+}
+
+/* ---- per-connection state ---------------------------------------------- */
+
+typedef struct Observer Observer;
+struct Observer {
+  sqlite3_int64 id;
+  char *zName;                /* NULL: every name */
+  sqlitetriggers_immediate_callback xImmediate;     /* one of the two */
+  sqlitetriggers_after_commit_callback xAfterCommit;
+  void *pArg;
+  void (*xDestroy)(void*);
+  int isRemoved;
+};
+
+/* A growable array of events; the delivery queue reads from iHead. */
+typedef struct EventList EventList;
+struct EventList {
+  StoredEvent **a;
+  int n, nAlloc, iHead;
+};
+
+/* The state of a savepoint level when this table first saw it. */
+typedef struct SavepointMark SavepointMark;
+struct SavepointMark { int iLevel; int nPending; };
+
+struct CallbackState {
+  Observer **aObserver;
+  int nObserver;
+  sqlite3_int64 lastObserverId;
+  int nDispatching;           /* observer loops running (they nest) */
+  int hasRemoved;             /* removed observers wait for the loops */
+  EventList pending;          /* this transaction's events */
+  SavepointMark *aMark;
+  int nMark, nMarkAlloc;
+  int isEnlisted;             /* xBegin seen, no xCommit/xRollback yet */
+  int isEnlisting;            /* our own INSERT is running */
+  EventList queue;            /* committed, not yet delivered */
+  int isDelivering;
+  sqlite3_int64 lastSeq;
+  StoredEvent **aLog;         /* ring of the last nLogCapacity events */
+  int nLogCapacity, nLog, iLogHead;
+};
+
+static int eventListReserve(EventList *pList, int nMore){
+  if( pList->n + nMore > pList->nAlloc ){
+    int nNew = pList->nAlloc ? pList->nAlloc : 16;
+    StoredEvent **aNew;
+    while( nNew < pList->n + nMore ) nNew *= 2;
+    aNew = sqlite3_realloc64(pList->a, nNew*sizeof(StoredEvent*));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    pList->a = aNew;
+    pList->nAlloc = nNew;
+  }
+  return SQLITE_OK;
+}
+
+/* Release the events from index iFrom on, and shrink a large array. */
+static void eventListTruncate(EventList *pList, int iFrom){
+  while( pList->n > iFrom ) storedEventRelease(pList->a[--pList->n]);
+  if( pList->n==0 ){
+    pList->iHead = 0;
+    if( pList->nAlloc>4096 ){
+      sqlite3_free(pList->a);
+      pList->a = 0;
+      pList->nAlloc = 0;
+    }
+  }
+}
+
+static void observerFree(Observer *pObs){
+  if( pObs->xDestroy ) pObs->xDestroy(pObs->pArg);
+  sqlite3_free(pObs->zName);
+  sqlite3_free(pObs);
+}
+
+/* Drop removed observers, unless an observer loop is still running. */
+static void observersCompact(CallbackState *pState){
+  int i, j = 0;
+  if( pState->nDispatching>0 || !pState->hasRemoved ) return;
+  for(i=0; i<pState->nObserver; i++){
+    if( pState->aObserver[i]->isRemoved ){
+      observerFree(pState->aObserver[i]);
+    }else{
+      pState->aObserver[j++] = pState->aObserver[i];
+    }
+  }
+  pState->nObserver = j;
+  pState->hasRemoved = 0;
+}
+
+static int observerMatches(const Observer *pObs, const char *zName){
+  return !pObs->isRemoved && (pObs->zName==0 || strcmp(pObs->zName, zName)==0);
+}
+
+static int hasAfterCommitObserver(CallbackState *pState){
+  int i;
+  for(i=0; i<pState->nObserver; i++){
+    if( pState->aObserver[i]->xAfterCommit && !pState->aObserver[i]->isRemoved ){
+      return 1;
+    }
+  }
+  return 0;
+}
+
+CallbackState *callbackStateCreate(void){
+  CallbackState *pState = sqlite3_malloc(sizeof(*pState));
+  if( pState ){
+    memset(pState, 0, sizeof(*pState));
+    pState->nLogCapacity = DEFAULT_LOG_CAPACITY;
+  }
+  return pState;
+}
+
+static void logClear(CallbackState *pState){
+  while( pState->nLog>0 ){
+    storedEventRelease(pState->aLog[pState->iLogHead]);
+    pState->iLogHead = (pState->iLogHead + 1) % pState->nLogCapacity;
+    pState->nLog--;
+  }
+  pState->iLogHead = 0;
+}
+
+void callbackStateFree(CallbackState *pState){
+  int i;
+  if( pState==0 ) return;
+  eventListTruncate(&pState->pending, 0);
+  for(i=pState->queue.iHead; i<pState->queue.n; i++){
+    storedEventRelease(pState->queue.a[i]);
+  }
+  sqlite3_free(pState->pending.a);
+  sqlite3_free(pState->queue.a);
+  logClear(pState);
+  sqlite3_free(pState->aLog);
+  sqlite3_free(pState->aMark);
+  for(i=0; i<pState->nObserver; i++) observerFree(pState->aObserver[i]);
+  sqlite3_free(pState->aObserver);
+  sqlite3_free(pState);
+}
+
+/* ---- commit, rollback, savepoints -------------------------------------- */
+
+static void logAppend(CallbackState *pState, StoredEvent *pEv){
+  int iSlot;
+  if( pState->nLogCapacity==0 ) return;
+  if( pState->aLog==0 ){
+    pState->aLog = sqlite3_malloc64(pState->nLogCapacity*sizeof(StoredEvent*));
+    if( pState->aLog==0 ) return;   /* the log is best effort */
+  }
+  if( pState->nLog==pState->nLogCapacity ){
+    storedEventRelease(pState->aLog[pState->iLogHead]);
+    pState->iLogHead = (pState->iLogHead + 1) % pState->nLogCapacity;
+    pState->nLog--;
+  }
+  iSlot = (pState->iLogHead + pState->nLog) % pState->nLogCapacity;
+  pState->aLog[iSlot] = pEv;
+  pEv->nRef++;
+  pState->nLog++;
+}
+
+/* Number, log and (where anyone listens) queue one committed event. The
+** queue has room: transactionSync() or the caller reserved it. */
+static void commitEvent(CallbackState *pState, StoredEvent *pEv,
+                        int isQueued){
+  pEv->event.seq = ++pState->lastSeq;
+  logAppend(pState, pEv);
+  if( isQueued ){
+    pState->queue.a[pState->queue.n++] = pEv;
+    pEv->nRef++;
+  }
+}
+
+static void transactionEnd(CallbackState *pState){
+  eventListTruncate(&pState->pending, 0);
+  pState->nMark = 0;
+  pState->isEnlisted = 0;
+}
+
+static int transactionSync(CallbackState *pState){
+  /* The last step that may still fail the commit: make room to queue. */
+  if( !hasAfterCommitObserver(pState) ) return SQLITE_OK;
+  return eventListReserve(&pState->queue, pState->pending.n);
+}
+
+static void transactionCommit(CallbackState *pState){
+  int i, isQueued = hasAfterCommitObserver(pState)
+                    && eventListReserve(&pState->queue, pState->pending.n)==SQLITE_OK;
+  for(i=0; i<pState->pending.n; i++){
+    commitEvent(pState, pState->pending.a[i], isQueued);
+  }
+  transactionEnd(pState);
+}
+
+static int savepointBegin(CallbackState *pState, int iLevel){
+  int i;
+  for(i=0; i<pState->nMark; i++){
+    if( pState->aMark[i].iLevel==iLevel ) return SQLITE_OK;  /* told twice */
+  }
+  if( pState->nMark==pState->nMarkAlloc ){
+    int nNew = pState->nMarkAlloc ? 2*pState->nMarkAlloc : 8;
+    SavepointMark *aNew = sqlite3_realloc64(pState->aMark,
+                                            nNew*sizeof(SavepointMark));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    pState->aMark = aNew;
+    pState->nMarkAlloc = nNew;
+  }
+  pState->aMark[pState->nMark].iLevel = iLevel;
+  pState->aMark[pState->nMark].nPending = pState->pending.n;
+  pState->nMark++;
+  return SQLITE_OK;
+}
+
+/* Forget the marks of iLevel and above (iLevel itself too if isInclusive). */
+static void savepointDropMarks(CallbackState *pState, int iLevel,
+                               int isInclusive){
+  int i, j = 0;
+  for(i=0; i<pState->nMark; i++){
+    int iMark = pState->aMark[i].iLevel;
+    if( iMark<iLevel || (iMark==iLevel && !isInclusive) ){
+      pState->aMark[j++] = pState->aMark[i];
+    }
+  }
+  pState->nMark = j;
+}
+
+static void savepointRollbackTo(CallbackState *pState, int iLevel){
+  int i, nKeep = -1, lowest = -1;
+  for(i=0; i<pState->nMark; i++){
+    if( pState->aMark[i].iLevel==iLevel ) nKeep = pState->aMark[i].nPending;
+    if( lowest<0 || pState->aMark[i].iLevel<lowest ) lowest = pState->aMark[i].iLevel;
+  }
+  /* A level below every mark began before this table joined the
+  ** transaction: back to the state of xBegin, where nothing was pending. */
+  if( nKeep<0 && (pState->nMark==0 || iLevel<lowest) ) nKeep = 0;
+  if( nKeep>=0 ) eventListTruncate(&pState->pending, nKeep);
+  savepointDropMarks(pState, iLevel, 0);
+}
+
+/* ---- the virtual tables ------------------------------------------------ */
+
+typedef struct EventTable EventTable;
+struct EventTable {
+  sqlite3_vtab base;
+  Connection *p;
+  int isLog;                  /* swift_callback_log, else the pending table */
+};
+
+typedef struct EventCursor EventCursor;
+struct EventCursor {
+  sqlite3_vtab_cursor base;
+  int iRow;
+};
+
+static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
+                             const char *const*argv, sqlite3_vtab **ppVtab,
+                             char **pzErr, int isLog){
+  EventTable *pTab;
+  int rc;
+  (void)argc; (void)argv; (void)pzErr;
+  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT)");
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  pTab = sqlite3_malloc(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->p = (Connection*)pAux;
+  pTab->isLog = isLog;
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int logConnect(sqlite3 *db, void *pAux, int argc,
+                      const char *const*argv, sqlite3_vtab **ppVtab,
+                      char **pzErr){
+  return eventTableConnect(db, pAux, argc, argv, ppVtab, pzErr, 1);
+}
+
+static int pendingConnect(sqlite3 *db, void *pAux, int argc,
+                          const char *const*argv, sqlite3_vtab **ppVtab,
+                          char **pzErr){
+  return eventTableConnect(db, pAux, argc, argv, ppVtab, pzErr, 0);
+}
+
+/* A distinct xCreate keeps the pending module from being eponymous; only
+** the table swift_callback() writes may exist. */
+static int pendingCreate(sqlite3 *db, void *pAux, int argc,
+                         const char *const*argv, sqlite3_vtab **ppVtab,
+                         char **pzErr){
+  if( argc<3 || sqlite3_stricmp(argv[1], "temp")!=0
+   || sqlite3_stricmp(argv[2], "swift_callback_pending")!=0 ){
+    *pzErr = sqlite3_mprintf("swift_callback_pending: only "
+                             "temp.swift_callback_pending may use this module");
+    return SQLITE_ERROR;
+  }
+  return pendingConnect(db, pAux, argc, argv, ppVtab, pzErr);
+}
+
+static int eventTableDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+static int eventTableBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  (void)pVtab;
+  pInfo->estimatedCost = 1000.0;
+  return SQLITE_OK;
+}
+
+static int eventCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  EventCursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  (void)pVtab;
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static int eventCursorClose(sqlite3_vtab_cursor *pCur){
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+static int eventCursorFilter(sqlite3_vtab_cursor *pCur, int idxNum,
+                             const char *idxStr, int argc, sqlite3_value **argv){
+  (void)idxNum; (void)idxStr; (void)argc; (void)argv;
+  ((EventCursor*)pCur)->iRow = 0;
+  return SQLITE_OK;
+}
+
+static int eventCursorNext(sqlite3_vtab_cursor *pCur){
+  ((EventCursor*)pCur)->iRow++;
+  return SQLITE_OK;
+}
+
+/* The cursor's event, or NULL past the end. */
+static StoredEvent *eventCursorEvent(sqlite3_vtab_cursor *pCur){
+  EventTable *pTab = (EventTable*)pCur->pVtab;
+  CallbackState *pState = pTab->p->pCallbacks;
+  int iRow = ((EventCursor*)pCur)->iRow;
+  if( pTab->isLog ){
+    if( iRow>=pState->nLog ) return 0;
+    return pState->aLog[(pState->iLogHead + iRow) % pState->nLogCapacity];
+  }
+  return iRow<pState->pending.n ? pState->pending.a[iRow] : 0;
+}
+
+static int eventCursorEof(sqlite3_vtab_cursor *pCur){
+  return eventCursorEvent(pCur)==0;
+}
+
+static int eventCursorRowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid){
+  *pRowid = ((EventCursor*)pCur)->iRow + 1;
+  return SQLITE_OK;
+}
+
+static void appendJsonString(sqlite3_str *pOut, const unsigned char *z,
+                             int n){
+  int i;
+  sqlite3_str_appendchar(pOut, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = z[i];
+    switch( c ){
+      case '"':  sqlite3_str_appendall(pOut, "\\\""); break;
+      case '\\': sqlite3_str_appendall(pOut, "\\\\"); break;
+      case '\n': sqlite3_str_appendall(pOut, "\\n"); break;
+      case '\r': sqlite3_str_appendall(pOut, "\\r"); break;
+      case '\t': sqlite3_str_appendall(pOut, "\\t"); break;
+      default:
+        if( c<0x20 ){
+          sqlite3_str_appendf(pOut, "\\u%04x", c);
+        }else{
+          sqlite3_str_appendchar(pOut, 1, (char)c);
+        }
+    }
+  }
+  sqlite3_str_appendchar(pOut, 1, '"');
+}
+
+/* The arguments of pEv as a JSON array (see the top of this file). */
+static char *eventArgsJson(sqlite3 *db, const sqlitetriggers_event *pEv){
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  int i, j;
+  sqlite3_str_appendchar(pOut, 1, '[');
+  for(i=0; i<pEv->nArg; i++){
+    const StoredArg *pArg = &pEv->aStored[i];
+    if( i ) sqlite3_str_appendchar(pOut, 1, ',');
+    switch( pArg->eType ){
+      case SQLITE_INTEGER: sqlite3_str_appendf(pOut, "%lld", pArg->u.i); break;
+      case SQLITE_FLOAT:
+        if( isinf(pArg->u.r) ){
+          sqlite3_str_appendall(pOut, pArg->u.r>0 ? "9e999" : "-9e999");
+        }else{
+          sqlite3_str_appendf(pOut, "%!.17g", pArg->u.r);
+        }
+        break;
+      case SQLITE_TEXT: appendJsonString(pOut, pArg->u.z, pArg->nByte); break;
+      case SQLITE_BLOB:
+        sqlite3_str_appendall(pOut, "{\"blob\":\"");
+        for(j=0; j<pArg->nByte; j++) sqlite3_str_appendf(pOut, "%02x", pArg->u.z[j]);
+        sqlite3_str_appendall(pOut, "\"}");
+        break;
+      default: sqlite3_str_appendall(pOut, "null");
+    }
+  }
+  sqlite3_str_appendchar(pOut, 1, ']');
+  return sqlite3_str_finish(pOut);
+}
+
+static int eventCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
+                             int iColumn){
+  StoredEvent *pEv = eventCursorEvent(pCur);
+  char *zJson;
+  if( pEv==0 ) return SQLITE_OK;
+  switch( iColumn ){
+    case 0:
+      if( pEv->event.seq ) sqlite3_result_int64(ctx, pEv->event.seq);
+      break;
+    case 1:
+      sqlite3_result_text(ctx, pEv->event.zName, -1, SQLITE_TRANSIENT);
+      break;
+    default:
+      zJson = eventArgsJson(sqlite3_context_db_handle(ctx), &pEv->event);
+      if( zJson==0 ) return SQLITE_NOMEM;
+      sqlite3_result_text(ctx, zJson, -1, sqlite3_free);
+  }
+  return SQLITE_OK;
+}
+
+static int pendingUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                         sqlite3_int64 *pRowid){
+  EventTable *pTab = (EventTable*)pVtab;
+  (void)argc; (void)argv; (void)pRowid;
+  if( pTab->p->pCallbacks->isEnlisting ) return SQLITE_OK;
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_mprintf("swift_callback_pending is read-only: "
+                                   "swift_callback() records events");
+  return SQLITE_ERROR;
+}
+
+static CallbackState *tableState(sqlite3_vtab *pVtab){
+  return ((EventTable*)pVtab)->p->pCallbacks;
+}
+
+static int pendingBegin(sqlite3_vtab *pVtab){
+  tableState(pVtab)->isEnlisted = 1;
+  return SQLITE_OK;
+}
+static int pendingSync(sqlite3_vtab *pVtab){
+  return transactionSync(tableState(pVtab));
+}
+static int pendingCommit(sqlite3_vtab *pVtab){
+  transactionCommit(tableState(pVtab));
+  return SQLITE_OK;
+}
+static int pendingRollback(sqlite3_vtab *pVtab){
+  transactionEnd(tableState(pVtab));
+  return SQLITE_OK;
+}
+static int pendingSavepoint(sqlite3_vtab *pVtab, int iLevel){
+  return savepointBegin(tableState(pVtab), iLevel);
+}
+static int pendingRelease(sqlite3_vtab *pVtab, int iLevel){
+  savepointDropMarks(tableState(pVtab), iLevel, 1);
+  return SQLITE_OK;
+}
+static int pendingRollbackTo(sqlite3_vtab *pVtab, int iLevel){
+  savepointRollbackTo(tableState(pVtab), iLevel);
+  return SQLITE_OK;
+}
+
+static const sqlite3_module logModule = {
+  /* iVersion */ 0,
+  /* xCreate  */ 0,   /* eponymous only */
+  logConnect, eventTableBestIndex, eventTableDisconnect, 0,
+  eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
+  eventCursorEof, eventCursorColumn, eventCursorRowid,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+};
+
+static const sqlite3_module pendingModule = {
+  /* iVersion */ 2,
+  pendingCreate, pendingConnect, eventTableBestIndex,
+  eventTableDisconnect, eventTableDisconnect,
+  eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
+  eventCursorEof, eventCursorColumn, eventCursorRowid,
+  pendingUpdate, pendingBegin, pendingSync, pendingCommit, pendingRollback,
+  0, 0, pendingSavepoint, pendingRelease, pendingRollbackTo, 0
+};
+
+/* ---- swift_callback() -------------------------------------------------- */
+
+/* Immediate observers of the event; 0, or 1 after setting the error. */
+static int dispatchImmediate(sqlite3_context *ctx, CallbackState *pState,
+                             const sqlitetriggers_event *pEvent){
+  int i, n = pState->nObserver, isRefused = 0;
+  pState->nDispatching++;
+  for(i=0; i<n && !isRefused; i++){
+    Observer *pObs = pState->aObserver[i];
+    char *zError = 0;
+    if( !pObs->xImmediate || !observerMatches(pObs, pEvent->zName) ) continue;
+    if( pObs->xImmediate(pObs->pArg, pEvent, ctx, &zError)!=SQLITE_OK ){
+      char *zDefault = zError ? 0 : sqlite3_mprintf(
+          "swift_callback: an observer of '%s' refused the change",
+          pEvent->zName);
+      sqlite3_result_error(ctx, zError ? zError : zDefault, -1);
+      sqlite3_result_error_code(ctx, SQLITE_CONSTRAINT_FUNCTION);
+      sqlite3_free(zDefault);
+      isRefused = 1;
+    }
+    sqlite3_free(zError);
+  }
+  pState->nDispatching--;
+  observersCompact(pState);
+  return isRefused;
+}
+
+/* Join the transaction with our nested INSERT (see the top of the file). */
+static int enlist(sqlite3_context *ctx, Connection *p){
+  CallbackState *pState = p->pCallbacks;
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  rc = sqlite3_prepare_v2(p->db,
+      "INSERT INTO temp.swift_callback_pending(name) VALUES (NULL)", -1,
+      &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    pState->isEnlisting = 1;
+    rc = sqlite3_step(pStmt);
+    pState->isEnlisting = 0;
+    rc = sqlite3_finalize(pStmt);
+  }
+  if( rc!=SQLITE_OK ){
+    char *zErr = (rc & 0xff)==SQLITE_READONLY
+      ? sqlite3_mprintf("swift_callback: cannot record an event on a "
+                        "read-only connection (PRAGMA query_only?)")
+      : sqlite3_mprintf("swift_callback: cannot join the transaction: %s",
+                        sqlite3_errmsg(p->db));
+    sqlite3_result_error(ctx, zErr ? zErr : "swift_callback", -1);
+    sqlite3_result_error_code(ctx, rc);
+    sqlite3_free(zErr);
+  }
+  return rc;
+}
+
+static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
+                              sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  CallbackState *pState = p->pCallbacks;
+  sqlitetriggers_event live;
+  StoredEvent *pEv;
+  if( argc<1 || sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
+    sqlite3_result_error(ctx, NAME_ERROR, -1);
+    return;
+  }
+  if( argc-1>MAX_CALLBACK_ARGS ){
+    sqlite3_result_error(ctx, "swift_callback: at most 126 arguments may "
+                              "follow the name", -1);
+    return;
+  }
+  live.seq = 0;
+  live.zName = (const char*)sqlite3_value_text(argv[0]);
+  live.nArg = argc - 1;
+  live.apLive = argv + 1;
+  live.aStored = 0;
+  if( pState->nObserver>0 && dispatchImmediate(ctx, pState, &live) ) return;
+
+  if( !pState->isEnlisted && enlist(ctx, p)!=SQLITE_OK ) return;
+  pEv = storedEventCreate(live.zName, live.nArg, live.apLive);
+  if( pEv==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( pState->isEnlisted ){
+    if( eventListReserve(&pState->pending, 1)!=SQLITE_OK ){
+      storedEventRelease(pEv);
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    pState->pending.a[pState->pending.n++] = pEv;
+  }else{
+    /* Our INSERT was the only writer of a statement outside BEGIN, and
+    ** committed as it finished: nothing this statement does can roll back
+    ** the event. */
+    int isQueued = hasAfterCommitObserver(pState)
+                   && eventListReserve(&pState->queue, 1)==SQLITE_OK;
+    commitEvent(pState, pEv, isQueued);
+    storedEventRelease(pEv);
+  }
+}
+
+static void logCapacityFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  if( argc>1 ){
+    sqlite3_result_error(ctx, "swift_callback_log_capacity: takes one "
+                              "capacity, or none to read it", -1);
+    return;
+  }
+  if( argc==1 ){
+    int rc;
+    if( sqlite3_value_type(argv[0])!=SQLITE_INTEGER
+     || sqlite3_value_int64(argv[0])<0
+     || sqlite3_value_int64(argv[0])>100000000 ){
+      sqlite3_result_error(ctx, "swift_callback_log_capacity: the capacity "
+                                "must be an integer from 0 to 100000000", -1);
+      return;
+    }
+    rc = sqlitetriggers_set_callback_log_capacity(p->db,
+                                                  sqlite3_value_int(argv[0]));
+    if( rc!=SQLITE_OK ){
+      sqlite3_result_error_code(ctx, rc);
+      return;
+    }
+  }
+  sqlite3_result_int(ctx, p->pCallbacks->nLogCapacity);
+}
+
+int registerCallbackFunctions(sqlite3 *db, Connection *p){
+  int rc;
+  /* An earlier registration's table belongs to the module replaced below. */
+  rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.swift_callback_pending",
+                    0, 0, 0);
+  if( rc!=SQLITE_OK ) return rc;
+  p->nRef += 2;
+  rc = sqlite3_create_module_v2(db, "swift_callback_log", &logModule, p,
+                                connectionRelease);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_module_v2(db, "swift_callback_pending", &pendingModule,
+                                  p, connectionRelease);
+  }else{
+    connectionRelease(p);     /* the second module's reference */
+  }
+  if( rc==SQLITE_OK ){
+    rc = connectionCreateFunction(db, "swift_callback", -1, SQLITE_DIRECTONLY,
+                                  p, swiftCallbackFunc);
+  }
+  if( rc==SQLITE_OK ){
+    rc = connectionCreateFunction(db, "swift_callback_log_capacity", -1,
+                                  SQLITE_DIRECTONLY, p, logCapacityFunc);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.swift_callback_pending"
+                          " USING swift_callback_pending", 0, 0, 0);
+  }
+  return rc;
+}
+
+/* ---- the C API --------------------------------------------------------- */
+
+static int addObserver(sqlite3 *db, const char *zName,
+                       sqlitetriggers_immediate_callback xImmediate,
+                       sqlitetriggers_after_commit_callback xAfterCommit,
+                       void *pArg, void (*xDestroy)(void*),
+                       sqlite3_int64 *piObserver){
+  Connection *p = connectionFind(db);
+  CallbackState *pState;
+  Observer *pObs, **aNew;
+  if( p==0 ){
+    if( xDestroy ) xDestroy(pArg);
+    return SQLITE_MISUSE;
+  }
+  pState = p->pCallbacks;
+  pObs = sqlite3_malloc(sizeof(*pObs));
+  aNew = sqlite3_realloc64(pState->aObserver,
+                           (pState->nObserver+1)*sizeof(Observer*));
+  if( aNew ) pState->aObserver = aNew;
+  if( pObs==0 || aNew==0 ){
+    sqlite3_free(pObs);
+    if( xDestroy ) xDestroy(pArg);
+    return SQLITE_NOMEM;
+  }
+  memset(pObs, 0, sizeof(*pObs));
+  if( zName ){
+    pObs->zName = sqlite3_mprintf("%s", zName);
+    if( pObs->zName==0 ){
+      sqlite3_free(pObs);
+      if( xDestroy ) xDestroy(pArg);
+      return SQLITE_NOMEM;
+    }
+  }
+  pObs->id = ++pState->lastObserverId;
+  pObs->xImmediate = xImmediate;
+  pObs->xAfterCommit = xAfterCommit;
+  pObs->pArg = pArg;
+  pObs->xDestroy = xDestroy;
+  pState->aObserver[pState->nObserver++] = pObs;
+  if( piObserver ) *piObserver = pObs->id;
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_observe_immediate(sqlite3 *db, const char *zName,
+                                     sqlitetriggers_immediate_callback xCallback,
+                                     void *pArg, void (*xDestroy)(void*),
+                                     sqlite3_int64 *piObserver){
+  if( xCallback==0 ) return SQLITE_MISUSE;
+  return addObserver(db, zName, xCallback, 0, pArg, xDestroy, piObserver);
+}
+
+int sqlitetriggers_observe_after_commit(sqlite3 *db, const char *zName,
+                                        sqlitetriggers_after_commit_callback xCallback,
+                                        void *pArg, void (*xDestroy)(void*),
+                                        sqlite3_int64 *piObserver){
+  if( xCallback==0 ) return SQLITE_MISUSE;
+  return addObserver(db, zName, 0, xCallback, pArg, xDestroy, piObserver);
+}
+
+int sqlitetriggers_unobserve(sqlite3 *db, sqlite3_int64 iObserver){
+  Connection *p = connectionFind(db);
+  CallbackState *pState;
+  int i;
+  if( p==0 ) return SQLITE_MISUSE;
+  pState = p->pCallbacks;
+  for(i=0; i<pState->nObserver; i++){
+    Observer *pObs = pState->aObserver[i];
+    if( pObs->id==iObserver && !pObs->isRemoved ){
+      pObs->isRemoved = 1;
+      pState->hasRemoved = 1;
+      observersCompact(pState);
+      return SQLITE_OK;
+    }
+  }
+  return SQLITE_NOTFOUND;
+}
+
+int sqlitetriggers_deliver(sqlite3 *db){
+  Connection *p = connectionFind(db);
+  CallbackState *pState;
+  if( p==0 ) return SQLITE_MISUSE;
+  pState = p->pCallbacks;
+  if( pState->isDelivering ) return SQLITE_OK;   /* the outer call goes on */
+  pState->isDelivering = 1;
+  pState->nDispatching++;
+  while( pState->queue.iHead < pState->queue.n ){
+    StoredEvent *pEv = pState->queue.a[pState->queue.iHead++];
+    int i, n = pState->nObserver;
+    for(i=0; i<n; i++){
+      Observer *pObs = pState->aObserver[i];
+      if( pObs->xAfterCommit && observerMatches(pObs, pEv->event.zName) ){
+        pObs->xAfterCommit(pObs->pArg, &pEv->event);
+      }
+    }
+    storedEventRelease(pEv);
+  }
+  pState->queue.n = pState->queue.iHead = 0;
+  eventListTruncate(&pState->queue, 0);
+  pState->nDispatching--;
+  pState->isDelivering = 0;
+  observersCompact(pState);
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_undelivered_count(sqlite3 *db){
+  Connection *p = connectionFind(db);
+  if( p==0 ) return -1;
+  return p->pCallbacks->queue.n - p->pCallbacks->queue.iHead;
+}
+
+int sqlitetriggers_set_callback_log_capacity(sqlite3 *db, int nCapacity){
+  Connection *p = connectionFind(db);
+  CallbackState *pState;
+  StoredEvent **aNew = 0;
+  int nKeep, i;
+  if( p==0 ) return SQLITE_MISUSE;
+  if( nCapacity<0 ) return SQLITE_RANGE;
+  pState = p->pCallbacks;
+  nKeep = pState->nLog < nCapacity ? pState->nLog : nCapacity;
+  if( nKeep>0 ){
+    aNew = sqlite3_malloc64(nCapacity*sizeof(StoredEvent*));
+    if( aNew==0 ) return SQLITE_NOMEM;
+  }
+  /* Keep the newest nKeep events, oldest first, at the start of aNew. */
+  for(i=0; i<pState->nLog; i++){
+    StoredEvent *pEv = pState->aLog[(pState->iLogHead + i) % pState->nLogCapacity];
+    int iNew = i - (pState->nLog - nKeep);
+    if( iNew>=0 ){
+      aNew[iNew] = pEv;
+    }else{
+      storedEventRelease(pEv);
+    }
+  }
+  sqlite3_free(pState->aLog);
+  pState->aLog = aNew;
+  pState->nLog = nKeep;
+  pState->iLogHead = 0;
+  pState->nLogCapacity = nCapacity;
+  return SQLITE_OK;
+}
