@@ -1,11 +1,9 @@
 /*
-** C-level tests of the extension, compiled with the ext/ sources and
-** -DSQLITE_CORE against the system libsqlite3, as an application links it.
-** Covers what the sqlite3 shell cannot reach: threads, fork(), a VFS clock
-** that steps backwards, and the C API of the test controls.
-** Prints "c: N passed, N failed"; exits non-zero on any failure.
+** The generators and clocks where the sqlite3 shell cannot reach: threads,
+** fork(), a VFS clock that steps backwards, the C API of the test controls
+** and the ChaCha20 core.
 */
-#include "sqlitetriggers.h"
+#include "harness.h"
 #include "../../ext/sqlitetriggers_internal.h"
 
 #include <pthread.h>
@@ -14,40 +12,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int nPassed = 0, nFailed = 0;
-
-static void expect(int condition, const char *zWhat){
-  if( condition ){
-    nPassed++;
-  }else{
-    nFailed++;
-    printf("FAIL %s\n", zWhat);
-  }
-}
-
-static sqlite3 *openRegistered(const char *zVfs){
-  sqlite3 *db = 0;
-  if( sqlite3_open_v2(":memory:", &db,
-                      SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, zVfs)!=SQLITE_OK
-   || sqlitetriggers_register(db)!=SQLITE_OK ){
-    fprintf(stderr, "cannot open a registered connection: %s\n",
-            sqlite3_errmsg(db));
-    exit(2);
-  }
-  return db;
-}
-
-/* The first column of the first row of zSql, copied into zOut[128]. */
-static void queryText(sqlite3 *db, const char *zSql, char *zOut){
-  sqlite3_stmt *pStmt = 0;
-  zOut[0] = 0;
-  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
-   && sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_text(pStmt, 0) ){
-    snprintf(zOut, 128, "%s", (const char*)sqlite3_column_text(pStmt, 0));
-  }
-  sqlite3_finalize(pStmt);
-}
 
 /* ---- uuidv7() from several threads ---------------------------------- */
 
@@ -274,13 +238,11 @@ static void testChaCha20KnownAnswers(void){
          "the dispatched (AVX2 where present) keystream equals the portable one");
 }
 
-int main(void){
+void runExtensionTests(void){
   testChaCha20KnownAnswers();
   testUuidv7AcrossThreads();
   testUuidv7TotalOrder();
   testForkNeverRepeatsTheParentStream();
   testVfsClockSteppingBackwards();
   testControlsFromC();
-  printf("c: %d passed, %d failed\n", nPassed, nFailed);
-  return nFailed ? 1 : 0;
 }

@@ -1,0 +1,350 @@
+/*
+** swift_callback() observers through the C API: immediate observers that
+** answer and refuse, after-commit delivery, observers that remove or add
+** observers or write to the database while being called, and closing a
+** connection with events still waiting.
+*/
+#include "harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What observers saw, as one line per call: "name:seq:arg0". */
+typedef struct Recorder {
+  char zSeen[2048];
+  int nCalls;
+  int nDestroyed;
+} Recorder;
+
+static void record(Recorder *pRec, const char *zTag,
+                   const sqlitetriggers_event *pEvent){
+  char zLine[160];
+  const unsigned char *zArg = sqlitetriggers_event_text(pEvent, 0);
+  snprintf(zLine, sizeof(zLine), "%s%s:%lld:%s", zTag,
+           sqlitetriggers_event_name(pEvent),
+           (long long)sqlitetriggers_event_seq(pEvent),
+           zArg ? (const char*)zArg : "-");
+  if( pRec->zSeen[0] ) strncat(pRec->zSeen, " ", sizeof(pRec->zSeen) - strlen(pRec->zSeen) - 1);
+  strncat(pRec->zSeen, zLine, sizeof(pRec->zSeen) - strlen(pRec->zSeen) - 1);
+  pRec->nCalls++;
+}
+
+static void countDestroy(void *pArg){
+  ((Recorder*)pArg)->nDestroyed++;
+}
+
+static void recordAfterCommit(void *pArg, const sqlitetriggers_event *pEvent){
+  record((Recorder*)pArg, "", pEvent);
+}
+
+static const char *schema =
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);"
+  "CREATE TEMP TRIGGER t_ai AFTER INSERT ON t"
+  "  BEGIN SELECT swift_callback('inserted', new.v); END;";
+
+/* ---- immediate observers ----------------------------------------------- */
+
+static int answerA(void *pArg, const sqlitetriggers_event *pEvent,
+                   sqlite3_context *pResult, char **pzError){
+  (void)pzError;
+  record((Recorder*)pArg, "A", pEvent);
+  sqlite3_result_text(pResult, "from A", -1, SQLITE_STATIC);
+  return SQLITE_OK;
+}
+
+static int answerB(void *pArg, const sqlitetriggers_event *pEvent,
+                   sqlite3_context *pResult, char **pzError){
+  (void)pzError;
+  record((Recorder*)pArg, "B", pEvent);
+  sqlite3_result_int(pResult, 42);
+  return SQLITE_OK;
+}
+
+static void testImmediateObserversAnswerInOrder(void){
+  sqlite3 *db = openRegistered(0);
+  Recorder rec = {{0}, 0, 0};
+  char zOut[128];
+  sqlite3_int64 idA, idB;
+  queryText(db, "SELECT quote(swift_callback('ask'))", zOut);
+  expect(strcmp(zOut, "NULL")==0, "without observers swift_callback() is NULL");
+  sqlitetriggers_observe_immediate(db, "ask", answerA, &rec, countDestroy, &idA);
+  queryText(db, "SELECT swift_callback('ask', 'x')", zOut);
+  expect(strcmp(zOut, "from A")==0, "an immediate observer's value is the result");
+  sqlitetriggers_observe_immediate(db, 0, answerB, &rec, countDestroy, &idB);
+  rec.zSeen[0] = 0;
+  queryText(db, "SELECT swift_callback('ask', 'y')", zOut);
+  expect(strcmp(rec.zSeen, "Aask:0:y Bask:0:y")==0,
+         "immediate observers run in registration order, seq 0");
+  expect(strcmp(zOut, "42")==0, "the last observer to answer sets the result");
+  rec.zSeen[0] = 0;
+  queryText(db, "SELECT swift_callback('other', 'z')", zOut);
+  expect(strcmp(rec.zSeen, "Bother:0:z")==0,
+         "a named observer ignores other names; an every-name one does not");
+  expect(sqlitetriggers_unobserve(db, idA)==SQLITE_OK && rec.nDestroyed==1,
+         "unobserve destroys the observer's argument");
+  expect(sqlitetriggers_unobserve(db, idA)==SQLITE_NOTFOUND,
+         "unobserving twice is SQLITE_NOTFOUND");
+  sqlite3_close(db);
+  expect(rec.nDestroyed==2, "closing the connection destroys the others");
+}
+
+typedef struct ArgCheck { char zTypes[64]; int isValueOk; } ArgCheck;
+
+static int inspectArguments(void *pArg, const sqlitetriggers_event *pEvent,
+                            sqlite3_context *pResult, char **pzError){
+  ArgCheck *pCheck = (ArgCheck*)pArg;
+  int i;
+  (void)pResult; (void)pzError;
+  for(i=0; i<sqlitetriggers_event_argc(pEvent); i++){
+    pCheck->zTypes[i] = "?iftbn"[sqlitetriggers_event_type(pEvent, i)];
+  }
+  pCheck->zTypes[i] = 0;
+  pCheck->isValueOk =
+       sqlitetriggers_event_int64(pEvent, 0)==7
+    && sqlitetriggers_event_double(pEvent, 1)==2.5
+    && strcmp((const char*)sqlitetriggers_event_text(pEvent, 2), "hé")==0
+    && sqlitetriggers_event_bytes(pEvent, 2)==3
+    && sqlitetriggers_event_bytes(pEvent, 3)==2
+    && memcmp(sqlitetriggers_event_blob(pEvent, 3), "\x01\xff", 2)==0
+    && sqlitetriggers_event_text(pEvent, 0)==0
+    && sqlitetriggers_event_blob(pEvent, 2)==0
+    && sqlitetriggers_event_type(pEvent, 99)==SQLITE_NULL;
+  return SQLITE_OK;
+}
+
+static void testEventAccessors(void){
+  sqlite3 *db = openRegistered(0);
+  ArgCheck check = {{0}, 0};
+  sqlitetriggers_observe_immediate(db, "typed", inspectArguments, &check, 0, 0);
+  exec(db, "SELECT swift_callback('typed', 7, 2.5, 'hé', x'01ff', NULL)");
+  expect(strcmp(check.zTypes, "iftbn")==0, "argument types reach the observer");
+  expect(check.isValueOk, "argument values reach the observer, strictly typed");
+  sqlite3_close(db);
+}
+
+/* Refuses v = 'bad', the way RAISE(ABORT) would. */
+static int refuseBad(void *pArg, const sqlitetriggers_event *pEvent,
+                     sqlite3_context *pResult, char **pzError){
+  const unsigned char *zValue = sqlitetriggers_event_text(pEvent, 0);
+  (void)pArg; (void)pResult;
+  if( zValue && strcmp((const char*)zValue, "bad")==0 ){
+    *pzError = sqlite3_mprintf("'%s' is not allowed", zValue);
+    return SQLITE_CONSTRAINT;
+  }
+  return SQLITE_OK;
+}
+
+static void testRefusalBehavesLikeRaiseAbort(void){
+  sqlite3 *db = openRegistered(0);
+  Recorder rec = {{0}, 0, 0};
+  char zOut[128], zRaise[128];
+  int rc;
+  exec(db, schema);
+  exec(db, "CREATE TABLE r(v TEXT);"
+           "CREATE TEMP TRIGGER r_bi BEFORE INSERT ON r WHEN new.v = 'bad'"
+           "  BEGIN SELECT RAISE(ABORT, 'raised'); END;"
+           "CREATE TEMP TRIGGER t_bi BEFORE INSERT ON t"
+           "  BEGIN SELECT swift_callback('check', new.v); END;");
+  sqlitetriggers_observe_immediate(db, "check", refuseBad, 0, 0, 0);
+  sqlitetriggers_observe_after_commit(db, 0, recordAfterCommit, &rec, 0, 0);
+  exec(db, "BEGIN");
+  exec(db, "INSERT INTO t(v) VALUES ('ok1'); INSERT INTO r VALUES ('ok1')");
+  rc = exec(db, "INSERT INTO t(v) VALUES ('ok2'), ('bad')");
+  expect(rc==SQLITE_CONSTRAINT
+         && sqlite3_extended_errcode(db)==SQLITE_CONSTRAINT_FUNCTION,
+         "a refusal fails the statement with SQLITE_CONSTRAINT_FUNCTION");
+  expect(strcmp(sqlite3_errmsg(db), "'bad' is not allowed")==0,
+         "a refusal carries the observer's message");
+  expect(exec(db, "INSERT INTO r VALUES ('ok2'), ('bad')")==SQLITE_CONSTRAINT,
+         "RAISE(ABORT) refuses the same row of the twin table");
+  expect(sqlite3_get_autocommit(db)==0,
+         "the transaction stays open after a refusal, as after RAISE(ABORT)");
+  queryText(db, "SELECT group_concat(v) FROM t", zOut);
+  queryText(db, "SELECT group_concat(v) FROM r", zRaise);
+  expect(strcmp(zOut, "ok1")==0 && strcmp(zRaise, "ok1")==0,
+         "a refusal undoes its statement's rows exactly as RAISE(ABORT) does");
+  exec(db, "COMMIT");
+  sqlitetriggers_deliver(db);
+  expect(strcmp(rec.zSeen, "check:1:ok1 inserted:2:ok1")==0,
+         "the refused statement's events are never delivered");
+  sqlite3_close(db);
+}
+
+static int countRows(void *pArg, const sqlitetriggers_event *pEvent,
+                     sqlite3_context *pResult, char **pzError){
+  sqlite3 *db = (sqlite3*)pArg;
+  char zCount[128];
+  (void)pEvent; (void)pzError;
+  queryText(db, "SELECT count(*) FROM t", zCount);
+  sqlite3_result_text(pResult, zCount, -1, SQLITE_TRANSIENT);
+  return SQLITE_OK;
+}
+
+static void testImmediateObserverReadsTheDatabase(void){
+  sqlite3 *db = openRegistered(0);
+  char zOut[128];
+  exec(db, schema);
+  exec(db, "INSERT INTO t(v) VALUES ('a'), ('b')");
+  sqlitetriggers_observe_immediate(db, "count", countRows, db, 0, 0);
+  queryText(db, "SELECT swift_callback('count')", zOut);
+  expect(strcmp(zOut, "2")==0, "an immediate observer can query the database");
+  sqlite3_close(db);
+}
+
+/* ---- after-commit delivery --------------------------------------------- */
+
+static void testAfterCommitDelivery(void){
+  sqlite3 *db = openRegistered(0);
+  Recorder rec = {{0}, 0, 0};
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit(db, "inserted", recordAfterCommit, &rec,
+                                      0, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('a')");
+  expect(rec.nCalls==0 && sqlitetriggers_undelivered_count(db)==1,
+         "committed events wait for sqlitetriggers_deliver()");
+  sqlitetriggers_deliver(db);
+  expect(strcmp(rec.zSeen, "inserted:1:a")==0,
+         "an autocommit statement's event is delivered with seq 1");
+  exec(db, "BEGIN; INSERT INTO t(v) VALUES ('b'); INSERT INTO t(v) VALUES ('c')");
+  sqlitetriggers_deliver(db);
+  expect(rec.nCalls==1, "nothing is delivered before COMMIT");
+  exec(db, "ROLLBACK");
+  exec(db, "BEGIN; INSERT INTO t(v) VALUES ('d'), ('e'); COMMIT");
+  sqlitetriggers_deliver(db);
+  sqlitetriggers_deliver(db);
+  expect(strcmp(rec.zSeen, "inserted:1:a inserted:2:d inserted:3:e")==0,
+         "committed events arrive once, in order; rolled-back ones never");
+  expect(sqlitetriggers_undelivered_count(db)==0, "nothing waits after delivery");
+  sqlite3_close(db);
+}
+
+typedef struct SelfRemover {
+  Recorder rec;
+  sqlite3 *db;
+  sqlite3_int64 id;
+} SelfRemover;
+
+static void removeSelfAfterFirst(void *pArg, const sqlitetriggers_event *pEvent){
+  SelfRemover *p = (SelfRemover*)pArg;
+  record(&p->rec, "", pEvent);
+  sqlitetriggers_unobserve(p->db, p->id);
+}
+
+static void testObserverRemovesItself(void){
+  sqlite3 *db = openRegistered(0);
+  SelfRemover remover;
+  Recorder other = {{0}, 0, 0};
+  memset(&remover, 0, sizeof(remover));
+  remover.db = db;
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit(db, 0, removeSelfAfterFirst, &remover,
+                                      countDestroy, &remover.id);
+  sqlitetriggers_observe_after_commit(db, 0, recordAfterCommit, &other, 0, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('a'), ('b'), ('c')");
+  sqlitetriggers_deliver(db);
+  expect(remover.rec.nCalls==1 && remover.rec.nDestroyed==1,
+         "an observer that removes itself is called once, then destroyed");
+  expect(other.nCalls==3, "the other observers still get every event");
+  sqlite3_close(db);
+}
+
+typedef struct Adder {
+  Recorder rec;
+  Recorder added;
+  sqlite3 *db;
+} Adder;
+
+static void addObserverOnFirst(void *pArg, const sqlitetriggers_event *pEvent){
+  Adder *p = (Adder*)pArg;
+  record(&p->rec, "", pEvent);
+  if( p->rec.nCalls==1 ){
+    sqlitetriggers_observe_after_commit(p->db, 0, recordAfterCommit, &p->added,
+                                        0, 0);
+  }
+}
+
+static void testObserverAddsAnObserver(void){
+  sqlite3 *db = openRegistered(0);
+  Adder adder;
+  memset(&adder, 0, sizeof(adder));
+  adder.db = db;
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit(db, 0, addObserverOnFirst, &adder, 0, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('a'), ('b'), ('c')");
+  sqlitetriggers_deliver(db);
+  expect(adder.rec.nCalls==3 && strcmp(adder.added.zSeen,
+         "inserted:2:b inserted:3:c")==0,
+         "an observer added during delivery gets the events after it");
+  sqlite3_close(db);
+}
+
+typedef struct Writer { Recorder rec; sqlite3 *db; } Writer;
+
+static void writeOnFirst(void *pArg, const sqlitetriggers_event *pEvent){
+  Writer *p = (Writer*)pArg;
+  record(&p->rec, "", pEvent);
+  if( strcmp((const char*)sqlitetriggers_event_text(pEvent, 0), "first")==0 ){
+    exec(p->db, "INSERT INTO t(v) VALUES ('second')");
+    sqlitetriggers_deliver(p->db);    /* re-entered: the outer call goes on */
+    exec(p->db, "INSERT INTO t(v) VALUES ('third')");
+  }
+}
+
+static void testObserverWritesDuringDelivery(void){
+  sqlite3 *db = openRegistered(0);
+  Writer writer;
+  char zOut[128];
+  memset(&writer, 0, sizeof(writer));
+  writer.db = db;
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit(db, 0, writeOnFirst, &writer, 0, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('first')");
+  sqlitetriggers_deliver(db);
+  queryText(db, "SELECT group_concat(v) FROM t", zOut);
+  expect(strcmp(zOut, "first,second,third")==0,
+         "an after-commit observer can write to the database");
+  expect(strcmp(writer.rec.zSeen,
+                "inserted:1:first inserted:2:second inserted:3:third")==0,
+         "its own writes' events follow, in order, in the same delivery");
+  sqlite3_close(db);
+}
+
+static void testCloseWithEventsWaiting(void){
+  sqlite3 *db = openRegistered(0);
+  Recorder rec = {{0}, 0, 0};
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit(db, 0, recordAfterCommit, &rec,
+                                      countDestroy, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('committed')");
+  exec(db, "BEGIN; INSERT INTO t(v) VALUES ('open')");
+  expect(sqlite3_close(db)==SQLITE_OK,
+         "a connection with events waiting and a transaction open closes");
+  expect(rec.nCalls==0 && rec.nDestroyed==1,
+         "closing delivers nothing and destroys the observers");
+}
+
+static void testMisuse(void){
+  sqlite3 *plain = 0;
+  Recorder rec = {{0}, 0, 0};
+  sqlite3_open(":memory:", &plain);
+  expect(sqlitetriggers_observe_after_commit(plain, 0, recordAfterCommit, &rec,
+                                             countDestroy, 0)==SQLITE_MISUSE
+         && rec.nDestroyed==1,
+         "observing an unregistered connection is SQLITE_MISUSE, and destroys");
+  expect(sqlitetriggers_deliver(plain)==SQLITE_MISUSE,
+         "delivering on an unregistered connection is SQLITE_MISUSE");
+  sqlite3_close(plain);
+}
+
+void runCallbackTests(void){
+  testImmediateObserversAnswerInOrder();
+  testEventAccessors();
+  testRefusalBehavesLikeRaiseAbort();
+  testImmediateObserverReadsTheDatabase();
+  testAfterCommitDelivery();
+  testObserverRemovesItself();
+  testObserverAddsAnObserver();
+  testObserverWritesDuringDelivery();
+  testCloseWithEventsWaiting();
+  testMisuse();
+}
