@@ -54,10 +54,16 @@ $(VENV)/.ready: | $(BUILD)
 	  'apsw==3.54.1.0' 'sqlean.py==3.50.4.5'
 	touch $@
 
-bench: $(BUILD)/libsqlitetriggers.so $(VENV)/.ready
+$(BUILD)/bench_callback: Tests/bench/callback.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(CC) -O2 -DSQLITE_CORE -Iext/include $(WARN) -o $@ Tests/bench/callback.c \
+	  $(EXT_SRC) -lsqlite3 -lpthread
+
+bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
 	@rm -f $(BUILD)/bench.md
 	@$(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so \
 	  --markdown $(BUILD)/bench.md
+	@echo
+	@$(BUILD)/bench_callback | tee -a $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
 
 # For now the demo shows the SQL functions in the real sqlite3 shell; the
