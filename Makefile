@@ -14,7 +14,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test test-shell test-c test-swift sanitize bench demo clean help
+.PHONY: all test sanitize bench demo fuzz clean help
 
 all: $(BUILD)/libsqlitetriggers.so
 
@@ -24,6 +24,7 @@ help:
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the functions at work in the sqlite3 shell"
+	@echo "make fuzz       fuzz swift_callback delivery for FUZZ_SECONDS (default 600)"
 
 $(BUILD)/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(CC) -O2 $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
@@ -86,6 +87,19 @@ export DEMO_SQL
 
 demo: $(BUILD)/libsqlitetriggers.so
 	@echo "$$DEMO_SQL" | $(SQLITE3) -batch :memory:
+
+# libFuzzer: clang (the Swift toolchain's works).  Not part of make test.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+$(BUILD)/fuzz_callbacks: Tests/fuzz/fuzz_callbacks.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fuse-ld=lld \
+	  -DSQLITE_CORE -Iext/include -o $@ Tests/fuzz/fuzz_callbacks.c $(EXT_SRC) \
+	  -lsqlite3 -lpthread
+
+fuzz: $(BUILD)/fuzz_callbacks
+	@mkdir -p $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz_callbacks -max_total_time=$(FUZZ_SECONDS) -max_len=200 \
+	  -print_final_stats=1 $(BUILD)/fuzz-corpus
 
 test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(VENV)/.ready
 	@PYTHON=$(PYTHON) bash Tests/run_all.sh
