@@ -309,6 +309,85 @@ static void testObserverWritesDuringDelivery(void){
   sqlite3_close(db);
 }
 
+/*
+** Every delivery rule, as the shell tests check it through the log, here
+** through an after-commit observer.  Statements are separated by ';' and
+** run one at a time, each followed by delivery, as an app would run them;
+** failures are expected and ignored.
+*/
+static const struct { const char *zRule, *zScript, *zDelivered; } aRule[] = {
+  { "autocommit", "INSERT INTO t(v) VALUES ('a')", "a" },
+  { "BEGIN/COMMIT",
+    "BEGIN;INSERT INTO t(v) VALUES ('a'), ('b');COMMIT", "a,b" },
+  { "ROLLBACK", "BEGIN;INSERT INTO t(v) VALUES ('a');ROLLBACK", "" },
+  { "a multi-row failure mid-transaction",
+    "BEGIN;INSERT INTO t(v) VALUES ('a');"
+    "INSERT INTO t(v) VALUES ('b'), ('c'), ('a');"
+    "INSERT INTO t(v) VALUES ('d');COMMIT", "a,d" },
+  { "RAISE(ABORT) after the callback",
+    "INSERT INTO t(v) VALUES ('abort');BEGIN;INSERT INTO t(v) VALUES ('a');"
+    "INSERT INTO t(v) VALUES ('abort');COMMIT", "a" },
+  { "nested savepoints",
+    "BEGIN;INSERT INTO t(v) VALUES ('1');SAVEPOINT a;"
+    "INSERT INTO t(v) VALUES ('2');SAVEPOINT b;INSERT INTO t(v) VALUES ('3');"
+    "ROLLBACK TO b;INSERT INTO t(v) VALUES ('4');RELEASE b;ROLLBACK TO a;"
+    "INSERT INTO t(v) VALUES ('5');RELEASE a;COMMIT", "1,5" },
+  { "an outermost SAVEPOINT as the transaction",
+    "SAVEPOINT s;INSERT INTO t(v) VALUES ('1');ROLLBACK TO s;"
+    "INSERT INTO t(v) VALUES ('2');RELEASE s", "2" },
+  { "RAISE(ROLLBACK)",
+    "BEGIN;INSERT INTO t(v) VALUES ('a');INSERT INTO t(v) VALUES ('rollback');"
+    "COMMIT;INSERT INTO t(v) VALUES ('b')", "b" },
+  { "a failed COMMIT, then ROLLBACK",
+    "BEGIN;INSERT INTO child VALUES (1, 7);COMMIT;ROLLBACK", "" },
+  { "a failed COMMIT, then a successful one",
+    "BEGIN;INSERT INTO child VALUES (1, 7);COMMIT;"
+    "INSERT INTO parent VALUES (7);COMMIT", "child1" },
+};
+
+static const char *ruleSchema =
+  "PRAGMA foreign_keys = ON;"
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);"
+  "CREATE TEMP TRIGGER t_ai AFTER INSERT ON t"
+  "  BEGIN SELECT swift_callback('inserted', new.v); END;"
+  "CREATE TEMP TRIGGER t_abort AFTER INSERT ON t WHEN new.v = 'abort'"
+  "  BEGIN SELECT RAISE(ABORT, 'no'); END;"
+  "CREATE TEMP TRIGGER t_rollback AFTER INSERT ON t WHEN new.v = 'rollback'"
+  "  BEGIN SELECT RAISE(ROLLBACK, 'no'); END;"
+  "CREATE TABLE parent(id INTEGER PRIMARY KEY);"
+  "CREATE TABLE child(id INTEGER PRIMARY KEY, parentID INTEGER"
+  "  REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);"
+  "CREATE TEMP TRIGGER child_ai AFTER INSERT ON child"
+  "  BEGIN SELECT swift_callback('child', 'child' || new.id); END;";
+
+static void joinDelivered(void *pArg, const sqlitetriggers_event *pEvent){
+  char *zOut = (char*)pArg;
+  if( zOut[0] ) strcat(zOut, ",");
+  strncat(zOut, (const char*)sqlitetriggers_event_text(pEvent, 0), 16);
+}
+
+static void testEveryDeliveryRule(void){
+  size_t i;
+  for(i=0; i<sizeof(aRule)/sizeof(aRule[0]); i++){
+    sqlite3 *db = openRegistered(0);
+    char zDelivered[256] = "", zWhat[160];
+    char *zScript = sqlite3_mprintf("%s", aRule[i].zScript), *zStatement;
+    exec(db, ruleSchema);
+    sqlitetriggers_observe_after_commit(db, 0, joinDelivered, zDelivered, 0, 0);
+    for(zStatement=strtok(zScript, ";"); zStatement; zStatement=strtok(0, ";")){
+      exec(db, zStatement);
+      sqlitetriggers_deliver(db);
+    }
+    snprintf(zWhat, sizeof(zWhat), "delivery rule: %s", aRule[i].zRule);
+    expect(strcmp(zDelivered, aRule[i].zDelivered)==0, zWhat);
+    if( strcmp(zDelivered, aRule[i].zDelivered)!=0 ){
+      printf("  delivered '%s', expected '%s'\n", zDelivered, aRule[i].zDelivered);
+    }
+    sqlite3_free(zScript);
+    sqlite3_close(db);
+  }
+}
+
 static void testCloseWithEventsWaiting(void){
   sqlite3 *db = openRegistered(0);
   Recorder rec = {{0}, 0, 0};
@@ -342,6 +421,7 @@ void runCallbackTests(void){
   testRefusalBehavesLikeRaiseAbort();
   testImmediateObserverReadsTheDatabase();
   testAfterCommitDelivery();
+  testEveryDeliveryRule();
   testObserverRemovesItself();
   testObserverAddsAnObserver();
   testObserverWritesDuringDelivery();
