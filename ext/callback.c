@@ -288,7 +288,11 @@ static void observerFree(Observer *pObs){
   sqlite3_free(pObs);
 }
 
-/* Drop removed observers, unless an observer loop is still running. */
+static int hasAfterCommitObserver(CallbackState *pState);
+static void queueClear(CallbackState *pState);
+
+/* Drop removed observers, unless an observer loop is still running.  With
+** the last after-commit observer gone, the events waiting for it go too. */
 static void observersCompact(CallbackState *pState){
   int i, j = 0;
   if( pState->nDispatching>0 || !pState->hasRemoved ) return;
@@ -301,6 +305,11 @@ static void observersCompact(CallbackState *pState){
   }
   pState->nObserver = j;
   pState->hasRemoved = 0;
+  if( j==0 ){
+    sqlite3_free(pState->aObserver);
+    pState->aObserver = 0;
+  }
+  if( !hasAfterCommitObserver(pState) ) queueClear(pState);
 }
 
 static int observerMatches(const Observer *pObs, const char *zName){
@@ -335,15 +344,21 @@ static void logClear(CallbackState *pState){
   pState->iLogHead = 0;
 }
 
+static void queueClear(CallbackState *pState){
+  int i;
+  for(i=pState->queue.iHead; i<pState->queue.n; i++){
+    storedEventRelease(pState->queue.a[i]);
+  }
+  sqlite3_free(pState->queue.a);
+  memset(&pState->queue, 0, sizeof(pState->queue));
+}
+
 void callbackStateFree(CallbackState *pState){
   int i;
   if( pState==0 ) return;
   eventListTruncate(&pState->pending, 0);
-  for(i=pState->queue.iHead; i<pState->queue.n; i++){
-    storedEventRelease(pState->queue.a[i]);
-  }
   sqlite3_free(pState->pending.a);
-  sqlite3_free(pState->queue.a);
+  queueClear(pState);
   logClear(pState);
   sqlite3_free(pState->aLog);
   sqlite3_free(pState->aMark);
@@ -955,7 +970,7 @@ int sqlitetriggers_deliver(sqlite3 *db){
     storedEventRelease(pEv);
   }
   pState->queue.n = pState->queue.iHead = 0;
-  eventListTruncate(&pState->queue, 0);
+  eventListTruncate(&pState->queue, 0);     /* shrinks a large array */
   pState->nDispatching--;
   pState->isDelivering = 0;
   observersCompact(pState);

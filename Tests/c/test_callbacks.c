@@ -402,6 +402,25 @@ static void testCloseWithEventsWaiting(void){
          "closing delivers nothing and destroys the observers");
 }
 
+static void testRemovingTheLastObserverFreesWaitingEvents(void){
+  sqlite3 *db = openRegistered(0);
+  Recorder rec = {{0}, 0, 0};
+  sqlite3_int64 id;
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit(db, 0, recordAfterCommit, &rec, 0, &id);
+  exec(db, "INSERT INTO t(v) VALUES ('a'), ('b')");
+  expect(sqlitetriggers_undelivered_count(db)==2, "two events wait");
+  sqlitetriggers_unobserve(db, id);
+  expect(sqlitetriggers_undelivered_count(db)==0,
+         "removing the last after-commit observer frees the waiting events");
+  exec(db, "INSERT INTO t(v) VALUES ('c')");
+  expect(sqlitetriggers_undelivered_count(db)==0,
+         "with no after-commit observer, nothing is queued");
+  sqlitetriggers_deliver(db);
+  expect(rec.nCalls==0, "a removed observer is never called");
+  sqlite3_close(db);
+}
+
 static void testMisuse(void){
   sqlite3 *plain = 0;
   Recorder rec = {{0}, 0, 0};
@@ -426,5 +445,6 @@ void runCallbackTests(void){
   testObserverAddsAnObserver();
   testObserverWritesDuringDelivery();
   testCloseWithEventsWaiting();
+  testRemovingTheLastObserverFreesWaitingEvents();
   testMisuse();
 }
