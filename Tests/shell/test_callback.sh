@@ -137,12 +137,14 @@ $LOG" \
 Runtime error near line 9: cannot commit - no transaction is active
 1 inserted [\"b\"]"
 
-check "a failed COMMIT delivers nothing; a later successful one delivers once" \
-  "PRAGMA foreign_keys = ON;
+# A deferred foreign key makes COMMIT fail until the parent exists.
+FK_SCHEMA="PRAGMA foreign_keys = ON;
 CREATE TABLE parent(id INTEGER PRIMARY KEY);
 CREATE TABLE child(id INTEGER PRIMARY KEY,
   parentID INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
-CREATE TEMP TRIGGER child_ai AFTER INSERT ON child BEGIN SELECT swift_callback('child', new.id); END;
+CREATE TEMP TRIGGER child_ai AFTER INSERT ON child BEGIN SELECT swift_callback('child', new.id); END;"
+check "a failed COMMIT delivers nothing; a later successful one delivers once" \
+  "$FK_SCHEMA
 BEGIN;
 INSERT INTO child VALUES (1, 7);
 COMMIT;
@@ -155,11 +157,7 @@ $LOG" \
 1 child [1]"
 
 check "a failed COMMIT then ROLLBACK delivers nothing" \
-  "PRAGMA foreign_keys = ON;
-CREATE TABLE parent(id INTEGER PRIMARY KEY);
-CREATE TABLE child(id INTEGER PRIMARY KEY,
-  parentID INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
-CREATE TEMP TRIGGER child_ai AFTER INSERT ON child BEGIN SELECT swift_callback('child', new.id); END;
+  "$FK_SCHEMA
 BEGIN;
 INSERT INTO child VALUES (1, 7);
 COMMIT;
