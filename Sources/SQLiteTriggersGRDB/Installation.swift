@@ -15,6 +15,10 @@ extension Database {
     /// ```
     public func installSQLiteTriggers() throws {
         try withSQLiteConnection { try SQLiteTriggers.install(on: $0) }
+        // After-commit observers run when GRDB reports the commit, once the
+        // statement has finished and the connection is usable again.
+        // Read-only connections have no commits, and GRDB ignores this there.
+        add(transactionObserver: CallbackDeliverer(), extent: .databaseLifetime)
     }
 
     /// Pins "now" on this connection for `datetime_subsec()`,
@@ -39,7 +43,7 @@ extension Database {
 
     /// Runs body on the raw handle, turning our errors into `DatabaseError`s
     /// with their real result code.
-    private func withSQLiteConnection(_ body: (OpaquePointer) throws -> Void) throws {
+    func withSQLiteConnection(_ body: (OpaquePointer) throws -> Void) throws {
         guard let handle = sqliteConnection else {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database connection is closed")
         }
@@ -47,6 +51,22 @@ extension Database {
             try body(handle)
         } catch let error as SQLiteTriggersError {
             throw DatabaseError(resultCode: ResultCode(rawValue: error.resultCode), message: error.message)
+        }
+    }
+}
+
+/// Delivers swift_callback events after each commit of a connection.
+private final class CallbackDeliverer: TransactionObserver {
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidRollback(_ db: Database) {}
+
+    func databaseDidCommit(_ db: Database) {
+        guard let handle = db.sqliteConnection else { return }
+        do {
+            try SQLiteTriggers.deliverCallbacks(on: handle)
+        } catch {
+            SQLiteTriggers.callbackErrorHandler(error)
         }
     }
 }

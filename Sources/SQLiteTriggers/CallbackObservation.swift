@@ -1,0 +1,188 @@
+internal import CSQLite
+internal import CSQLiteTriggers
+import Foundation
+
+/// When an observer hears of an event.
+public enum CallbackDelivery: Sendable {
+    /// Inside the statement, synchronously. The observer may answer (the
+    /// result of `swift_callback`) or throw to refuse the change: the
+    /// statement then fails with `SQLITE_CONSTRAINT_FUNCTION` and the error's
+    /// description, like `RAISE(ABORT)`.
+    case immediate
+    /// Once, after the transaction that fired the event has committed, in
+    /// firing order; never for work that was rolled back.
+    case afterCommit
+}
+
+/// Keeps an observer alive: `cancel()` it, or let it go, to stop observing.
+///
+/// ```swift
+/// let observation = try db.observeCallback("reminderCompleted") { (id: UUID) in print(id) }
+/// observation.cancel()
+/// ```
+public final class CallbackObservation: Sendable {
+    let box: ObserverBox
+
+    init(box: ObserverBox) { self.box = box }
+
+    /// Stops the observer now, from any thread. What its handler captured is
+    /// released at once.
+    public func cancel() { box.cancel() }
+
+    public var isCancelled: Bool { box.handler == nil }
+
+    deinit { box.cancel() }
+}
+
+/// What the C layer holds for a Swift observer (as `pArg`, retained until
+/// SQLite calls xDestroy).
+final class ObserverBox: @unchecked Sendable {
+    typealias Handler = (CallbackArguments) throws -> CallbackValue?
+    private let lock = NSLock()
+    private var storedHandler: Handler?
+    let onError: (@Sendable (any Error) -> Void)?
+    var connection: OpaquePointer?
+    var id: Int64 = 0
+
+    init(handler: @escaping Handler, onError: (@Sendable (any Error) -> Void)?) {
+        self.storedHandler = handler
+        self.onError = onError
+    }
+
+    var handler: Handler? {
+        lock.lock()
+        defer { lock.unlock() }
+        return storedHandler
+    }
+
+    func cancel() {
+        lock.lock()
+        let handler = storedHandler
+        storedHandler = nil
+        lock.unlock()
+        _ = handler                  // released here, outside the lock
+    }
+
+    /// The handler, or nil after removing this cancelled observer (we are
+    /// on the connection's thread, inside SQLite's own call).
+    func handlerOrRemove() -> Handler? {
+        if let handler { return handler }
+        if let connection { sqlitetriggers_unobserve(connection, id) }
+        return nil
+    }
+}
+
+extension SQLiteTriggers {
+    /// What happens to an error thrown by an after-commit observer, or to
+    /// arguments it cannot decode, when its registration gave no `onError`.
+    /// The default prints to standard error.
+    ///
+    /// ```swift
+    /// SQLiteTriggers.callbackErrorHandler = { error in logger.error("\(error)") }
+    /// ```
+    public static var callbackErrorHandler: @Sendable (any Error) -> Void {
+        get { errorHandlerLock.withLock { storedErrorHandler } }
+        set { errorHandlerLock.withLock { storedErrorHandler = newValue } }
+    }
+
+    /// Observes `swift_callback(name, ...)` on a raw connection; `name` nil
+    /// observes every name. The handler reads the arguments in place; an
+    /// immediate one may return the call's result.
+    ///
+    /// ```swift
+    /// let observation = try SQLiteTriggers.observeCallbacks(named: "changed", delivery: .afterCommit, on: handle) { arguments in
+    ///     print(arguments.record)
+    ///     return nil
+    /// }
+    /// ```
+    public static func observeCallbacks(
+        named name: String?,
+        delivery: CallbackDelivery,
+        on connection: OpaquePointer,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ handler: @escaping (CallbackArguments) throws -> CallbackValue?
+    ) throws(SQLiteTriggersError) -> CallbackObservation {
+        let box = ObserverBox(handler: handler, onError: onError)
+        let argument = Unmanaged.passRetained(box).toOpaque()
+        var id: Int64 = 0
+        let resultCode = switch delivery {
+        case .immediate:
+            sqlitetriggers_observe_immediate(connection, name, immediateTrampoline, argument, releaseBox, &id)
+        case .afterCommit:
+            sqlitetriggers_observe_after_commit(connection, name, afterCommitTrampoline, argument, releaseBox, &id)
+        }
+        try SQLiteTriggersError.check(resultCode, connection)
+        box.connection = connection
+        box.id = id
+        return CallbackObservation(box: box)
+    }
+
+    /// Delivers committed events to the after-commit observers. Call it when
+    /// a statement or transaction has finished; observers may use the
+    /// connection. SQLiteTriggersGRDB calls it for you after each commit.
+    ///
+    /// ```swift
+    /// sqlite3_exec(handle, "UPDATE reminders SET isCompleted = 1", nil, nil, nil)
+    /// try SQLiteTriggers.deliverCallbacks(on: handle)
+    /// ```
+    public static func deliverCallbacks(on connection: OpaquePointer) throws(SQLiteTriggersError) {
+        try SQLiteTriggersError.check(sqlitetriggers_deliver(connection), connection)
+    }
+}
+
+private let errorHandlerLock = NSLock()
+nonisolated(unsafe) private var storedErrorHandler: @Sendable (any Error) -> Void = { error in
+    FileHandle.standardError.write(Data("SQLiteTriggers: \(error)\n".utf8))
+}
+
+private let releaseBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { argument in
+    guard let argument else { return }
+    Unmanaged<ObserverBox>.fromOpaque(argument).release()
+}
+
+private let immediateTrampoline: sqlitetriggers_immediate_callback = { argument, event, context, errorOut in
+    let box = Unmanaged<ObserverBox>.fromOpaque(argument!).takeUnretainedValue()
+    guard let handler = box.handlerOrRemove(), let event, let context else { return SQLITE_OK }
+    do {
+        if let result = try handler(CallbackArguments(event: event)) {
+            setResult(result, on: context)
+        }
+        return SQLITE_OK
+    } catch {
+        errorOut?.pointee = sqliteCopy("\(error)")
+        return SQLITE_CONSTRAINT
+    }
+}
+
+private let afterCommitTrampoline: sqlitetriggers_after_commit_callback = { argument, event in
+    let box = Unmanaged<ObserverBox>.fromOpaque(argument!).takeUnretainedValue()
+    guard let handler = box.handlerOrRemove(), let event else { return }
+    do {
+        _ = try handler(CallbackArguments(event: event))
+    } catch {
+        (box.onError ?? SQLiteTriggers.callbackErrorHandler)(error)
+    }
+}
+
+/// A copy of `text` that SQLite frees with sqlite3_free().
+private func sqliteCopy(_ text: String) -> UnsafeMutablePointer<CChar>? {
+    let utf8 = Array(text.utf8CString)
+    guard let copy = sqlite3_malloc64(UInt64(utf8.count))?.assumingMemoryBound(to: CChar.self) else { return nil }
+    utf8.withUnsafeBufferPointer { copy.update(from: $0.baseAddress!, count: utf8.count) }
+    return copy
+}
+
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+private func setResult(_ value: CallbackValue, on context: OpaquePointer) {
+    switch value {
+    case .null: sqlite3_result_null(context)
+    case .integer(let int): sqlite3_result_int64(context, int)
+    case .real(let real): sqlite3_result_double(context, real)
+    case .text(let text): sqlite3_result_text(context, text, -1, transient)
+    case .blob(let data) where data.isEmpty:
+        sqlite3_result_zeroblob(context, 0)
+    case .blob(let data):
+        data.withUnsafeBytes { sqlite3_result_blob64(context, $0.baseAddress, UInt64($0.count), transient) }
+    }
+}

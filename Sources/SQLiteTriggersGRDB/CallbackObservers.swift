@@ -1,0 +1,118 @@
+import Foundation
+
+extension Database {
+    /// Observes `swift_callback(name, ...)` with typed arguments.
+    ///
+    /// After commit (the default), `body` runs once per committed event, in
+    /// order, after GRDB reports the commit: it may read and write `db`.
+    /// Arguments that do not decode, and errors `body` throws, go to
+    /// `onError` (default: ``SQLiteTriggers/callbackErrorHandler``).
+    ///
+    /// Immediately, `body` runs inside the statement; a decoding failure or
+    /// an error it throws fails the statement with a `DatabaseError` of
+    /// extended code `SQLITE_CONSTRAINT_FUNCTION` and the error's description.
+    ///
+    /// ```swift
+    /// let observation = try db.observeCallback("reminderCompleted") { (id: UUID, title: String) in
+    ///     print("Completed \(title)")
+    /// }
+    /// ```
+    @discardableResult
+    public func observeCallback<each A: CallbackArgument>(
+        _ name: String,
+        delivery: CallbackDelivery = .afterCommit,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ body: @escaping (repeat each A) throws -> Void
+    ) throws -> CallbackObservation {
+        try observeCallbacks(named: name, delivery: delivery, onError: onError) { arguments in
+            let values = try arguments.decode(repeat (each A).self)
+            try body(repeat each values)
+            return nil
+        }
+    }
+
+    /// Observes `swift_callback(name, ...)` immediately, answering with the
+    /// value `body` returns, which becomes the result of `swift_callback`.
+    ///
+    /// ```swift
+    /// try db.observeCallback("isAllowed", delivery: .immediate) { (title: String) in !title.isEmpty }
+    /// ```
+    @discardableResult
+    public func observeCallback<each A: CallbackArgument, Result: CallbackValueConvertible>(
+        _ name: String,
+        delivery: CallbackDelivery,
+        _ body: @escaping (repeat each A) throws -> Result
+    ) throws -> CallbackObservation {
+        try observeCallbacks(named: name, delivery: delivery, onError: nil) { arguments in
+            let values = try arguments.decode(repeat (each A).self)
+            return try body(repeat each values).callbackValue
+        }
+    }
+
+    /// Observes `swift_callback(name, ...)` with typed arguments and the
+    /// connection, to read or write the database from the observer.
+    ///
+    /// ```swift
+    /// try db.observeCallback("reminderCompleted") { (db: Database, id: UUID) in
+    ///     try db.execute(sql: "INSERT INTO history(reminderID) VALUES (?)", arguments: [id.uuidString.lowercased()])
+    /// }
+    /// ```
+    @discardableResult
+    public func observeCallback<each A: CallbackArgument>(
+        _ name: String,
+        delivery: CallbackDelivery = .afterCommit,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ body: @escaping (Database, repeat each A) throws -> Void
+    ) throws -> CallbackObservation {
+        try observeCallbacks(named: name, delivery: delivery, onError: onError) { [unowned self] arguments in
+            let values = try arguments.decode(repeat (each A).self)
+            try body(self, repeat each values)
+            return nil
+        }
+    }
+
+    /// Observes `swift_callback(name, ...)` decoded positionally into a
+    /// `Decodable` payload: the first argument feeds the first property.
+    ///
+    /// ```swift
+    /// struct ReminderCompleted: Decodable { var id: UUID; var title: String }
+    /// try db.observeCallback("reminderCompleted", as: ReminderCompleted.self) { event in print(event.title) }
+    /// ```
+    @discardableResult
+    public func observeCallback<Payload: Decodable>(
+        _ name: String,
+        as payload: Payload.Type,
+        delivery: CallbackDelivery = .afterCommit,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ body: @escaping (Payload) throws -> Void
+    ) throws -> CallbackObservation {
+        try observeCallbacks(named: name, delivery: delivery, onError: onError) { arguments in
+            try body(arguments.decode(as: Payload.self))
+            return nil
+        }
+    }
+
+    /// Observes every callback (`name` nil) or one name, untyped: the
+    /// handler reads the arguments in place and may answer an immediate call.
+    ///
+    /// ```swift
+    /// try db.observeCallbacks(named: nil, delivery: .afterCommit) { arguments in
+    ///     print(arguments.record)
+    ///     return nil
+    /// }
+    /// ```
+    @discardableResult
+    public func observeCallbacks(
+        named name: String?,
+        delivery: CallbackDelivery,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ handler: @escaping (CallbackArguments) throws -> CallbackValue?
+    ) throws -> CallbackObservation {
+        var observation: CallbackObservation?
+        try withSQLiteConnection { handle in
+            observation = try SQLiteTriggers.observeCallbacks(
+                named: name, delivery: delivery, on: handle, onError: onError, handler)
+        }
+        return observation!
+    }
+}

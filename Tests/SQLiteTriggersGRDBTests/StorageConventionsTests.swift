@@ -1,0 +1,62 @@
+import Foundation
+import SQLiteTriggersGRDB
+import Testing
+
+@Suite struct StorageConventionsTests {
+    @Test func swiftFormatsDatesExactlyAsDatetimeSubsec() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        var generator = SystemRandomNumberGenerator()
+        let millis = (0..<10_000).map { _ in Int64.random(in: -62_000_000_000_000...253_402_300_799_999, using: &generator) }
+        let fromSQL = try dbQueue.read { db in
+            try millis.map { try String.fetchOne(db, sql: "SELECT datetime_subsec(? / 1000.0, 'unixepoch')", arguments: [$0])! }
+        }
+        for (ms, sqlText) in zip(millis, fromSQL) {
+            let date = Date(timeIntervalSince1970: Double(ms) / 1000)
+            #expect(StorageConventions.text(for: date) == sqlText)
+            #expect(StorageConventions.date(fromText: sqlText) == date)
+        }
+    }
+
+    @Test func textRoundTripsThroughDate() {
+        for text in ["2024-02-29 23:59:59.999", "1970-01-01 00:00:01.001", "0300-03-01 00:00:00.000",
+                     "-4713-11-24 12:00:00.000", "9999-12-31 23:59:59.999"] {
+            #expect(StorageConventions.date(fromText: text).map(StorageConventions.text(for:)) == text)
+        }
+        for bad in ["", "2024-13-01", "2024-01-01 25:00:00", "2024-01-01 12:00:00.", "2024/01/01", "2024-01-01x"] {
+            #expect(StorageConventions.date(fromText: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func conventionalRecordsWriteLowercaseTextUUIDs() throws {
+        struct Item: Codable, FetchableRecord, PersistableRecord, ConventionalRecord {
+            var id: UUID
+            var createdAt: Date
+        }
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let item = Item(id: UUID(), createdAt: Date(timeIntervalSince1970: 1_700_000_000.25))
+        let (stored, type, created) = try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE item(id TEXT PRIMARY KEY, createdAt TEXT)")
+            try item.insert(db)
+            let row = try Row.fetchOne(db, sql: "SELECT id, typeof(id) AS type, createdAt FROM item")!
+            return (row["id"] as String, row["type"] as String, row["createdAt"] as String)
+        }
+        #expect(stored == item.id.uuidString.lowercased())
+        #expect(type == "text")
+        #expect(created == "2023-11-14 22:13:20.250")
+    }
+
+    @Test func uuidTextComparisonMatchesWhereAPlainUUIDDoesNot() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let (plain, text, helper) = try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE item(id TEXT PRIMARY KEY DEFAULT (uuid())); INSERT INTO item DEFAULT VALUES")
+            let id = try UUID.fetchOne(db, sql: "SELECT id FROM item")!
+            let table = Table("item")
+            return (try table.filter(Column("id") == id).fetchCount(db),
+                    try table.filter(Column("id") == id.databaseText).fetchCount(db),
+                    try table.filter(Column("id").equals(uuid: id)).fetchCount(db))
+        }
+        #expect(plain == 0, "the pitfall: GRDB binds a UUID as a blob")
+        #expect(text == 1)
+        #expect(helper == 1)
+    }
+}
