@@ -29,14 +29,16 @@ stage() {
   total_failed=$((total_failed + failed))
 }
 
-# swift test's own lines, turned into a summary line of the same form.
+# swift test's own lines, turned into a summary line of the same form:
+# Swift Testing's "Test run with N tests", less the tests marked failed.
 swift_stage() {
   swift test 2>&1 | tee "$log"
-  local status=${PIPESTATUS[0]} passed failed
-  passed=$(grep -cE 'Test [^ ]+\(.*\) passed after' "$log")
-  failed=$(grep -cE 'Test [^ ]+\(.*\) failed after' "$log")
+  local status=${PIPESTATUS[0]} total failed
+  total=$(grep -oE 'Test run with [0-9]+ tests?' "$log" | grep -oE '[0-9]+' | tail -n 1)
+  failed=$(grep -E 'Test [^ ]+\(.*\).* failed after' "$log" | grep -vc 'Test run with')
+  if [ -z "$total" ]; then total=0; failed=$((failed > 0 ? failed : 1)); fi
   if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-  echo "swift: $passed passed, $failed failed"
+  echo "swift: $((total - failed)) passed, $failed failed"
 }
 
 stage shell bash Tests/shell/run.sh
