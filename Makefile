@@ -65,6 +65,10 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
 	  --markdown $(BUILD)/bench.md
 	@echo
 	@$(BUILD)/bench_callback | tee -a $(BUILD)/bench.md
+	@echo
+	@swift build -c release --product sqlitetriggers-bench >/dev/null
+	@echo | tee -a $(BUILD)/bench.md
+	@.build/release/sqlitetriggers-bench | tee -a $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
 
 # For now the demo shows the SQL functions in the real sqlite3 shell; the

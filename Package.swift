@@ -36,6 +36,10 @@ let package = Package(
                 "SQLiteTriggers",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // make bench: the Swift observers against GRDB's own tools.
+        .executableTarget(
+            name: "sqlitetriggers-bench",
+            dependencies: ["SQLiteTriggersGRDB"]),
         .testTarget(
             name: "SQLiteTriggersGRDBTests",
             dependencies: ["SQLiteTriggersGRDB"]),

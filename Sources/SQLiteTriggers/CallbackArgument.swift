@@ -109,7 +109,7 @@ extension Date: CallbackArgument {
         case SQLITE_INTEGER, SQLITE_FLOAT:
             return Date(timeIntervalSince1970: arguments.double(at: index))
         case SQLITE_TEXT:
-            if let date = StorageConventions.date(fromText: arguments.text(at: Int32(index))) { return date }
+            if let date = StorageConventions.date(fromUTF8: arguments.utf8(at: index)) { return date }
         default:
             break
         }

@@ -61,12 +61,15 @@ public struct CallbackArguments {
     /// let (id, title) = try arguments.decode(UUID.self, String.self)
     /// ```
     public func decode<each A: CallbackArgument>(_ types: repeat (each A).Type) throws(CallbackDecodingError) -> (repeat each A) {
-        var expected: [String] = []
-        for type in repeat each types { expected.append("\(type)") }
-        guard expected.count == count else {
+        var expectedCount = 0
+        for _ in repeat each types { expectedCount += 1 }
+        guard expectedCount == count else {
+            // Type names only on this path: building them costs more than decoding.
+            var names: [String] = []
+            for type in repeat each types { names.append("\(type)") }
             throw CallbackDecodingError(
                 name: name, index: nil,
-                expected: "\(expected.count) argument\(expected.count == 1 ? "" : "s") (\(expected.joined(separator: ", ")))",
+                expected: "\(names.count) argument\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))",
                 found: "\(count)")
         }
         var index = 0
@@ -75,6 +78,12 @@ public struct CallbackArguments {
             return try T.decode(from: self, at: index)
         }
         return (repeat try next(each types))
+    }
+
+    /// The UTF-8 bytes of a TEXT argument, in place; empty for other types.
+    func utf8(at index: Int) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlitetriggers_event_text(event, Int32(index)) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlitetriggers_event_bytes(event, Int32(index))))
     }
 
     func text(at index: Int32) -> String {

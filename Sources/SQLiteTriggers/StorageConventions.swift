@@ -44,38 +44,48 @@ public enum StorageConventions {
     /// digits, no fraction, no time, a `T` separator, or a year before 0000
     /// as `-YYYY` (as SQLite prints it); nil otherwise.
     public static func date(fromText text: String) -> Date? {
-        var digits = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { date(fromUTF8: $0) }
+    }
+
+    static func date(fromUTF8 utf8: UnsafeBufferPointer<UInt8>) -> Date? {
+        var digits = utf8[...]
         let isBeforeYearZero = digits.first == 45
-        if isBeforeYearZero { digits.removeFirst() }
+        if isBeforeYearZero { digits = digits.dropFirst() }
+        let start = digits.startIndex
         func number(_ range: Range<Int>) -> Int? {
             guard range.upperBound <= digits.count else { return nil }
             var value = 0
             for index in range {
-                let byte = digits[index]
+                let byte = digits[start + index]
                 guard byte >= 48, byte <= 57 else { return nil }
                 value = value * 10 + Int(byte - 48)
             }
             return value
         }
-        guard digits.count >= 10, digits[4] == 45, digits[7] == 45,
+        guard digits.count >= 10, digits[start + 4] == 45, digits[start + 7] == 45,
               let unsignedYear = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         let year = isBeforeYearZero ? -unsignedYear : unsignedYear
         var millis = 0
         if digits.count > 10 {
-            guard digits.count >= 19, digits[10] == 32 || digits[10] == 84,
-                  digits[13] == 58, digits[16] == 58,
+            guard digits.count >= 19, digits[start + 10] == 32 || digits[start + 10] == 84,
+                  digits[start + 13] == 58, digits[start + 16] == 58,
                   let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
                   hour < 24, minute < 60, second < 60
             else { return nil }
             millis = ((hour * 60 + minute) * 60 + second) * 1000
             if digits.count > 19 {
-                guard digits[19] == 46, digits.count > 20, digits.count <= 29,
+                guard digits[start + 19] == 46, digits.count > 20, digits.count <= 29,
                       number(20..<digits.count) != nil
                 else { return nil }
-                digits += [48, 48]                     // pad to 3 digits
-                millis += number(20..<23)!
+                // The first three fraction digits, zeros after short ones.
+                var fraction = 0
+                for offset in 20..<23 {
+                    fraction = fraction * 10 + (offset < digits.count ? Int(digits[start + offset] - 48) : 0)
+                }
+                millis += fraction
             }
         }
         let shiftedYear = month <= 2 ? year - 1 : year
