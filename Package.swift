@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", exact: "1.19.7"),
     ],
     targets: [
         // The system libsqlite3, the one GRDB links too.
@@ -42,6 +43,9 @@ let package = Package(
             dependencies: ["SQLiteTriggersGRDB"]),
         .testTarget(
             name: "SQLiteTriggersGRDBTests",
-            dependencies: ["SQLiteTriggersGRDB"]),
+            dependencies: [
+                "SQLiteTriggersGRDB",
+                .product(name: "InlineSnapshotTesting", package: "swift-snapshot-testing"),
+            ]),
     ]
 )

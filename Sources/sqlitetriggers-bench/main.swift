@@ -87,7 +87,7 @@ do {
         counter.count += 1
         return nil
     }
-    try queue.inDatabase { db in db.add(function: function) }
+    queue.inDatabase { db in db.add(function: function) }
     variants.append(Variant(name: "3. GRDB `DatabaseFunction` (peer)", queue: queue, counter: counter))
 }
 let rowObserver = RowObserver(counter: Counter())

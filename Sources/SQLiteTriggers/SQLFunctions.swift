@@ -1,0 +1,59 @@
+import Foundation
+
+/// Value types `uuid()` and `uuidv7()` can fill: UUID and UUID?.
+public protocol SQLUUIDValue {}
+extension UUID: SQLUUIDValue {}
+extension Optional: SQLUUIDValue where Wrapped == UUID {}
+
+/// Value types `datetime_subsec()` can fill: Date and Date?.
+public protocol SQLDateValue {}
+extension Date: SQLDateValue {}
+extension Optional: SQLDateValue where Wrapped == Date {}
+
+extension TypedSQL where Value: SQLUUIDValue {
+    /// `uuid()`: a new random (v4) UUID, at fire time.
+    public static var uuid: TypedSQL { TypedSQL(raw: "uuid()") }
+    /// `uuidv7()`: a new time-ordered (v7) UUID, at fire time.
+    public static var uuidv7: TypedSQL { TypedSQL(raw: "uuidv7()") }
+}
+
+extension TypedSQL where Value: SQLDateValue {
+    /// `datetime_subsec()`: the time when the trigger fires, to the
+    /// millisecond (the pinned time when the clock is pinned).
+    ///
+    /// ```swift
+    /// row.updatedAt = .now
+    /// ```
+    public static var now: TypedSQL { TypedSQL(raw: "datetime_subsec()") }
+
+    /// A fixed instant written into the trigger. This is rarely what a
+    /// trigger wants: it never changes after installation. For the time of
+    /// the change, use ``now``.
+    public static func frozen(_ date: Date) -> TypedSQL {
+        TypedSQL(raw: SQLQuoting.string(StorageConventions.text(for: date)))
+    }
+}
+
+extension TableDescription {
+    /// `(SELECT count(*) FROM table WHERE ...)`.
+    ///
+    /// ```swift
+    /// ReminderTag.count { $0.reminderID == new.reminderID }
+    /// ```
+    public static func count(where condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)? = nil) -> TypedSQL<Int> {
+        TypedSQL(raw: "(SELECT count(*) FROM \(SQLQuoting.identifier(tableName))\(whereClause(condition)))")
+    }
+
+    /// `EXISTS (SELECT 1 FROM table WHERE ...)`.
+    ///
+    /// ```swift
+    /// !RemindersList.exists()
+    /// ```
+    public static func exists(where condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)? = nil) -> TypedSQL<Bool> {
+        TypedSQL(raw: "EXISTS (SELECT 1 FROM \(SQLQuoting.identifier(tableName))\(whereClause(condition)))")
+    }
+
+    static func whereClause(_ condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)?) -> String {
+        condition.map { " WHERE \($0(row).sql)" } ?? ""
+    }
+}

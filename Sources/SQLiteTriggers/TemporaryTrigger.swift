@@ -1,0 +1,137 @@
+import Foundation
+
+/// What a trigger reacts to, with its optional WHEN condition and its body.
+/// INSERT triggers see `new`, DELETE triggers `old`, UPDATE triggers both.
+///
+/// ```swift
+/// .insert(when: { new in new.title == "" }) { new in
+///     Reminder.update { $0.title = "New reminder" }.where { $0.rowid == new.rowid }
+/// }
+/// ```
+public struct TriggerEvent<Table: TableDescription> {
+    let clause: String
+    let nameFragment: String
+    let when: String?
+    let body: [TriggerStatement]
+
+    public static func insert(
+        when condition: ((TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
+        @TriggerBodyBuilder _ body: (TriggerRow<Table>) -> [TriggerStatement]
+    ) -> TriggerEvent {
+        let new = TriggerRow<Table>("new")
+        return TriggerEvent(clause: "INSERT", nameFragment: "insert", when: condition?(new).sql, body: body(new))
+    }
+
+    /// UPDATE, or `UPDATE OF` the given columns.
+    ///
+    /// ```swift
+    /// .update(of: \.status, when: { old, new in new.status == 1 }) { old, new in … }
+    /// ```
+    public static func update(
+        of columns: PartialKeyPath<Table.Columns>...,
+        when condition: ((TriggerRow<Table>, TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
+        @TriggerBodyBuilder _ body: (TriggerRow<Table>, TriggerRow<Table>) -> [TriggerStatement]
+    ) -> TriggerEvent {
+        let old = TriggerRow<Table>("old"), new = TriggerRow<Table>("new")
+        let names = columns.map { keyPath -> String in
+            guard let column = Table.columns[keyPath: keyPath] as? any AnyTableColumn else {
+                preconditionFailure("SQLiteTriggers: \(keyPath) is not a TableColumn of \(Table.tableName)")
+            }
+            return column.name
+        }
+        let clause = names.isEmpty ? "UPDATE" : "UPDATE OF \(names.map(SQLQuoting.identifier).joined(separator: ", "))"
+        return TriggerEvent(clause: clause, nameFragment: names.isEmpty ? "update" : "update_of",
+                            when: condition?(old, new).sql, body: body(old, new))
+    }
+
+    public static func delete(
+        when condition: ((TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
+        @TriggerBodyBuilder _ body: (TriggerRow<Table>) -> [TriggerStatement]
+    ) -> TriggerEvent {
+        let old = TriggerRow<Table>("old")
+        return TriggerEvent(clause: "DELETE", nameFragment: "delete", when: condition?(old).sql, body: body(old))
+    }
+}
+
+/// A `CREATE TEMP TRIGGER` statement. Install it on every connection that
+/// needs it, after migrations: TEMP triggers always see the current schema
+/// and vanish with the connection. `sql` is the statement;
+/// `execute(_:)` (SQLiteTriggersGRDB) runs it.
+///
+/// ```swift
+/// let trigger = Reminder.createTemporaryTrigger(after: .delete { old in .callback("deleted", old.id) })
+/// print(trigger.sql)
+/// ```
+public struct TemporaryTrigger: Sendable, CustomStringConvertible {
+    /// The trigger's name in the temp schema.
+    public let name: String
+    /// The full `CREATE TEMP TRIGGER` statement.
+    public let sql: String
+
+    public var description: String { sql }
+
+    /// The statement that removes it.
+    public func drop() -> DropTrigger {
+        DropTrigger(sql: "DROP TRIGGER IF EXISTS \"temp\".\(SQLQuoting.identifier(name))")
+    }
+}
+
+/// A `DROP TRIGGER` statement.
+public struct DropTrigger: Sendable, CustomStringConvertible {
+    public let sql: String
+    public var description: String { sql }
+}
+
+/// BEFORE, AFTER or INSTEAD OF (for views).
+public enum TriggerTiming: String, Sendable {
+    case before = "BEFORE", after = "AFTER", insteadOf = "INSTEAD OF"
+}
+
+extension TableDescription {
+    /// A TEMP trigger on this table (or view, with `insteadOf:`).
+    ///
+    /// Without a name, the name is derived from the table, the timing, the
+    /// event and a hash of the whole definition: installing the same trigger
+    /// twice is a no-op (the statement says IF NOT EXISTS), and different
+    /// triggers never share a name.
+    ///
+    /// ```swift
+    /// RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+    ///     RemindersList.insert { $0.title = "Reminders" }
+    /// })
+    /// ```
+    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, before event: TriggerEvent<Self>) -> TemporaryTrigger {
+        temporaryTrigger(name, ifNotExists: ifNotExists, .before, event)
+    }
+
+    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, after event: TriggerEvent<Self>) -> TemporaryTrigger {
+        temporaryTrigger(name, ifNotExists: ifNotExists, .after, event)
+    }
+
+    /// INSTEAD OF, for a view described as a table.
+    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, insteadOf event: TriggerEvent<Self>) -> TemporaryTrigger {
+        temporaryTrigger(name, ifNotExists: ifNotExists, .insteadOf, event)
+    }
+
+    static func temporaryTrigger(_ name: String?, ifNotExists: Bool, _ timing: TriggerTiming, _ event: TriggerEvent<Self>) -> TemporaryTrigger {
+        precondition(!event.body.isEmpty, "SQLiteTriggers: a trigger body needs at least one statement")
+        let definition = "\(timing.rawValue) \(event.clause) ON \(SQLQuoting.identifier(tableName)) FOR EACH ROW"
+            + (event.when.map { " WHEN \($0)" } ?? "")
+            + " BEGIN\n" + event.body.map { "  \($0.sql);\n" }.joined() + "END"
+        let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(definition))"
+        let condition = (ifNotExists || name == nil) ? "IF NOT EXISTS " : ""
+        return TemporaryTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)")
+    }
+}
+
+/// FNV-1a over the UTF-8 text: stable across runs and platforms, unlike
+/// Swift's seeded `Hasher`.
+func stableHash(_ text: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash ^= UInt64(byte)
+        hash &*= 0x100_0000_01b3
+    }
+    let hex = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+}
