@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// What must not compile, checked by running `swiftc -typecheck` on small
+/// sources against the SQLiteTriggers module this test run was built with.
+/// The control source must compile, so a broken harness cannot pass.
+@Suite struct CompileFailureTests {
+    static let prelude = """
+        import Foundation
+        import SQLiteTriggers
+        enum Item: TableDescription {
+            static let tableName = "items"
+            struct Columns {
+                let id = TableColumn<UUID>("id", primaryKey: true)
+                let title = TableColumn<String>("title")
+                let updatedAt = TableColumn<Date?>("updatedAt")
+            }
+            static let columns = Columns()
+        }
+
+        """
+
+    /// Type-checks `body` after the prelude; returns the diagnostics, or nil
+    /// when it compiles.
+    func typecheck(_ body: String) throws -> String? {
+        let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let modules = buildDirectory.appendingPathComponent("Modules")
+        let cModuleMap = buildDirectory.appendingPathComponent("CSQLiteTriggers.build/module.modulemap")
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        guard FileManager.default.fileExists(atPath: modules.path) else {
+            Issue.record("no Modules folder next to the test binary at \(buildDirectory.path)")
+            return nil
+        }
+        let source = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString).swift")
+        try (Self.prelude + body).write(to: source, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: source) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swiftc", "-typecheck", source.path, "-I", modules.path,
+                             "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/CSQLite/module.modulemap",
+                             "-Xcc", "-fmodule-map-file=\(cModuleMap.path)"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? nil : diagnostics
+    }
+
+    @Test func theControlCompiles() throws {
+        let diagnostics = try typecheck("""
+            let touch = Item.afterUpdateTouch { $0.updatedAt = .now }
+            let fixed = Item.afterUpdateTouch { $0.updatedAt = .frozen(Date(timeIntervalSince1970: 0)) }
+            let trigger = Item.createTemporaryTrigger(after: .insert(when: { new in new.title == "x" }) { new in
+                .callback("inserted", new.id, new.title)
+            })
+            """)
+        #expect(diagnostics == nil, "\(diagnostics ?? "")")
+    }
+
+    @Test func aSwiftDateIsNoLiteral() throws {
+        let assigned = try typecheck("let t = Item.afterUpdateTouch { $0.updatedAt = .value(Date()) }")
+        #expect(assigned?.contains("requires that 'Date' conform to 'SQLLiteral'") == true, "\(assigned ?? "compiled")")
+        let compared = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .update(when: { old, new in new.updatedAt == Date() }) { _, new in
+                .callback("x", new.id)
+            })
+            """)
+        #expect(compared != nil, "comparing with a frozen Date must not compile")
+    }
+
+    @Test func mismatchedTypesDoNotCompile() throws {
+        let textAsNumber = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .insert(when: { new in new.title == 1 }) { new in .callback("x", new.id) })
+            """)
+        #expect(textAsNumber != nil, "a text column compared with an integer must not compile")
+        let textIntoUUID = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .insert { new in Item.update { $0.id = new.title }.find(new.id) })
+            """)
+        #expect(textIntoUUID != nil, "a String expression assigned to a UUID column must not compile")
+    }
+}

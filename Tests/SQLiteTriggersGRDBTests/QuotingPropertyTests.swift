@@ -1,0 +1,72 @@
+import Foundation
+import SQLiteTriggersGRDB
+import Testing
+
+/// A table whose name and column names change on every iteration: the
+/// description reads them from here.
+enum Fuzzed: TableDescription {
+    nonisolated(unsafe) static var names = (table: "t", key: "id", text: "text", data: "data")
+    static var tableName: String { names.table }
+    struct Columns {
+        var key: TableColumn<Int64> { TableColumn(Fuzzed.names.key, primaryKey: true) }
+        var text: TableColumn<String> { TableColumn(Fuzzed.names.text) }
+        var data: TableColumn<Data> { TableColumn(Fuzzed.names.data) }
+    }
+    static var columns: Columns { Columns() }
+}
+
+@Suite(.serialized) struct QuotingPropertyTests {
+    static let pieces = ["\"", "'", "''", "\"\"", "`", "[", "]", ";", "--", "/*", "*/", " ", "\n", "\t",
+                         "select", "SELECT", "drop", "table", "end", "BEGIN", "where", "rowid", "é", "日本",
+                         "🙂", "\u{7}", "x", "y", "0", "\\", "%", "_", "?", ":a", "$a", "@a"]
+
+    static func randomText(_ generator: inout some RandomNumberGenerator, allowEmpty: Bool = true) -> String {
+        let count = Int.random(in: (allowEmpty ? 0 : 1)...6, using: &generator)
+        return (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()
+    }
+
+    /// Distinct, non-empty names that SQLite does not reserve for itself.
+    static func randomNames(_ generator: inout some RandomNumberGenerator) -> (String, String, String, String) {
+        var names: Set<String> = []
+        while names.count < 4 {
+            let name = randomText(&generator, allowEmpty: false)
+            if !name.lowercased().hasPrefix("sqlite_"), name.lowercased() != "rowid" { names.insert(name.lowercased()) }
+        }
+        let list = Array(names)
+        return (list[0], list[1], list[2], list[3])
+    }
+
+    @Test func anyNamesAndValuesRoundTripThroughATrigger() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let (table, key, text, data) = Self.randomNames(&generator)
+            Fuzzed.names = (table, key, text, data)
+            let value = Self.randomText(&generator) + (Bool.random(using: &generator) ? "\u{0}tail" : "")
+            let bytes = Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
+                Fuzzed.insert { $0.key = new.key + 1; $0.text = .value(value); $0.data = .value(bytes) }
+                Fuzzed.update { $0.text = $0.text + "!" }.where { $0.key == 2 && $0.text == .value(value) }
+            })
+            let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+            let row = try dbQueue.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE \(SQLQuoting.identifier(table)) (
+                      \(SQLQuoting.identifier(key)) INTEGER PRIMARY KEY,
+                      \(SQLQuoting.identifier(text)) TEXT,
+                      \(SQLQuoting.identifier(data)) BLOB)
+                    """)
+                try trigger.execute(db)
+                try db.execute(sql: "INSERT INTO \(SQLQuoting.identifier(table)) (\(SQLQuoting.identifier(key))) VALUES (1)")
+                // Bytes, not String: GRDB reads TEXT up to its first NUL.
+                return try Row.fetchOne(db, sql: """
+                    SELECT CAST(\(SQLQuoting.identifier(text)) AS BLOB) AS text, \(SQLQuoting.identifier(data)) AS data
+                    FROM \(SQLQuoting.identifier(table)) WHERE rowid = 2
+                    """)
+            }
+            let context = "table \(table.debugDescription), value \(value.debugDescription), trigger:\n\(trigger.sql)"
+            let stored = try #require(row, Comment(rawValue: context))
+            #expect(stored["text"] as Data? == Data((value + "!").utf8), Comment(rawValue: context))
+            #expect((stored["data"] as Data?) ?? Data() == bytes, Comment(rawValue: context))
+        }
+    }
+}
