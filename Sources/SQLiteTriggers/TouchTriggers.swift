@@ -49,7 +49,8 @@ extension TableDescription {
             .joined(separator: " OR ")
         var stamped = ColumnAssignments<Self>()
         stamped.pairs = assignments.pairs.map { pair in
-            (pair.column, "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))")
+            let value = "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))"
+            return (pair.column, value, value)
         }
         return temporaryTrigger(name, ifNotExists: false, .after, TriggerEvent(
             clause: "INSERT", nameFragment: "insert_touch", when: unset,
@@ -69,7 +70,7 @@ extension TableDescription {
     /// holding every target value: that is what ends the recursion.
     static func touchStatement(_ assignments: ColumnAssignments<Self>) -> TriggerStatement {
         let set = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) = \($0.value)" }.joined(separator: ", ")
-        let differs = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) IS NOT \($0.value)" }.joined(separator: " OR ")
+        let differs = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) IS NOT \($0.operand)" }.joined(separator: " OR ")
         return TriggerStatement(unchecked: "UPDATE \(SQLQuoting.identifier(tableName)) SET \(set) WHERE \"rowid\" = \"new\".\"rowid\" AND (\(differs))")
     }
 }

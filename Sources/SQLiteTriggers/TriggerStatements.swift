@@ -23,14 +23,15 @@ public struct TriggerStatement: Sendable, CustomStringConvertible {
 /// ```
 @dynamicMemberLookup
 public struct ColumnAssignments<Table: TableDescription> {
-    var pairs: [(column: String, value: String)] = []
+    /// The value as SQL, and as an operand (parenthesized where compound).
+    var pairs: [(column: String, value: String, operand: String)] = []
 
     public subscript<Value>(dynamicMember keyPath: KeyPath<Table.Columns, TableColumn<Value>>) -> TypedSQL<Value> {
         get { TypedSQL(raw: SQLQuoting.identifier(Table.columns[keyPath: keyPath].name)) }
         set {
             let name = Table.columns[keyPath: keyPath].name
             pairs.removeAll { $0.column == name }
-            pairs.append((name, newValue.sql))
+            pairs.append((name, newValue.sql, newValue.operand))
         }
     }
 

@@ -377,3 +377,67 @@ enum ReminderTitle: TableDescription {
         #expect(seen == ["long title"])
     }
 }
+
+/// A table whose names need quoting.
+enum Weird: TableDescription {
+    static let tableName = "order"
+    struct Columns {
+        let quoted = TableColumn<String>("we\"ird")
+        let keyword = TableColumn<Int>("select")
+    }
+    static let columns = Columns()
+}
+
+@Suite struct TriggerEdgeCaseTests {
+    @Test func columnsNamedWithQuotesAndKeywords() throws {
+        let trigger = Weird.createTemporaryTrigger(after: .insert(when: { new in new.keyword == 1 }) { new in
+            Weird.insert { $0.quoted = new.quoted + " again"; $0.keyword = new.keyword + 1 }
+        })
+        assertInlineSnapshot(of: trigger.sql, as: .lines) {
+            """
+            CREATE TEMP TRIGGER IF NOT EXISTS "order_after_insert_d979392af102d297"
+            AFTER INSERT ON "order" FOR EACH ROW WHEN "new"."select" = 1 BEGIN
+              INSERT INTO "order" ("we""ird", "select") VALUES ("new"."we""ird" || ' again', "new"."select" + 1);
+            END
+            """
+        }
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let rows = try dbQueue.write { db in
+            try db.execute(sql: #"CREATE TABLE "order"("we""ird" TEXT, "select" INTEGER)"#)
+            try trigger.execute(db)
+            try db.execute(sql: #"INSERT INTO "order" VALUES ('hi', 1)"#)
+            return try Row.fetchAll(db, sql: #"SELECT * FROM "order" ORDER BY "select""#).map { "\($0[0] as String) \($0[1] as Int)" }
+        }
+        #expect(rows == ["hi 1", "hi again 2"])
+    }
+
+    @Test func aClosureTouchWithACounterTerminatesUnderRecursiveTriggers() throws {
+        var config = Configuration()
+        config.prepareDatabase { db in
+            try db.installSQLiteTriggers()
+            try db.execute(sql: "PRAGMA recursive_triggers = ON")
+        }
+        let dbQueue = try DatabaseQueue(configuration: config)
+        let touch = Note.afterUpdateTouch { $0.count = $0.count + 1; $0.at = .now }
+        assertInlineSnapshot(of: touch.sql, as: .lines) {
+            """
+            CREATE TEMP TRIGGER IF NOT EXISTS "notes_after_update_touch_57287783ce677126"
+            AFTER UPDATE ON "notes" FOR EACH ROW WHEN "new"."count" IS "old"."count" AND "new"."at" IS "old"."at" BEGIN
+              UPDATE "notes" SET "count" = "count" + 1, "at" = datetime_subsec() WHERE "rowid" = "new"."rowid" AND ("count" IS NOT ("count" + 1) OR "at" IS NOT datetime_subsec());
+            END
+            """
+        }
+        let row = try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL DEFAULT (uuid()), text TEXT NOT NULL DEFAULT '', at TEXT, count INTEGER NOT NULL DEFAULT 0)")
+            try touch.execute(db)
+            try db.pinClock(to: Date(timeIntervalSince1970: 0))
+            try db.execute(sql: "INSERT INTO notes(text) VALUES ('a')")
+            try db.execute(sql: "UPDATE notes SET text = 'b'")
+            try db.execute(sql: "UPDATE notes SET text = 'c'")
+            try db.execute(sql: "UPDATE notes SET text = 'd', count = 100")   // explicit: kept, no touch
+            return try Row.fetchOne(db, sql: "SELECT count, at FROM notes")!
+        }
+        #expect(row["count"] as Int == 100)
+        #expect(row["at"] as String == "1970-01-01 00:00:00.000")
+    }
+}
