@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -7,10 +8,13 @@ let package = Package(
     products: [
         .library(name: "SQLiteTriggers", targets: ["SQLiteTriggers"]),
         .library(name: "SQLiteTriggersGRDB", targets: ["SQLiteTriggersGRDB"]),
+        .library(name: "SQLiteTriggersMacros", targets: ["SQLiteTriggersMacros"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", exact: "1.19.7"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", exact: "0.7.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
     targets: [
         // The system libsqlite3, the one GRDB links too.
@@ -37,6 +41,18 @@ let package = Package(
                 "SQLiteTriggers",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // @Table, @Column, @Ephemeral and @CallbackEvent: the compiler plugin,
+        // and the module that declares them (apart, so that apps without
+        // macros never build swift-syntax).
+        .macro(
+            name: "SQLiteTriggersMacroPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]),
+        .target(
+            name: "SQLiteTriggersMacros",
+            dependencies: ["SQLiteTriggers", "SQLiteTriggersMacroPlugin"]),
         // make bench: the Swift observers against GRDB's own tools.
         .executableTarget(
             name: "sqlitetriggers-bench",
@@ -45,7 +61,14 @@ let package = Package(
             name: "SQLiteTriggersGRDBTests",
             dependencies: [
                 "SQLiteTriggersGRDB",
+                "SQLiteTriggersMacros",
                 .product(name: "InlineSnapshotTesting", package: "swift-snapshot-testing"),
+            ]),
+        .testTarget(
+            name: "SQLiteTriggersMacroPluginTests",
+            dependencies: [
+                "SQLiteTriggersMacroPlugin",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
             ]),
     ]
 )

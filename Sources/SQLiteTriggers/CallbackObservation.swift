@@ -32,6 +32,18 @@ public final class CallbackObservation: Sendable {
     public var isCancelled: Bool { box.handler == nil }
 
     deinit { box.cancel() }
+
+    /// What happens to an error thrown by an after-commit observer, or to
+    /// arguments it cannot decode, when its registration gave no `onError`.
+    /// The default prints to standard error.
+    ///
+    /// ```swift
+    /// CallbackObservation.defaultErrorHandler = { error in logger.error("\(error)") }
+    /// ```
+    public static var defaultErrorHandler: @Sendable (any Error) -> Void {
+        get { errorHandlerLock.withLock { storedErrorHandler } }
+        set { errorHandlerLock.withLock { storedErrorHandler = newValue } }
+    }
 }
 
 /// What the C layer holds for a Swift observer (as `pArg`, retained until
@@ -72,25 +84,13 @@ final class ObserverBox: @unchecked Sendable {
     }
 }
 
-extension SQLiteTriggers {
-    /// What happens to an error thrown by an after-commit observer, or to
-    /// arguments it cannot decode, when its registration gave no `onError`.
-    /// The default prints to standard error.
-    ///
-    /// ```swift
-    /// SQLiteTriggers.callbackErrorHandler = { error in logger.error("\(error)") }
-    /// ```
-    public static var callbackErrorHandler: @Sendable (any Error) -> Void {
-        get { errorHandlerLock.withLock { storedErrorHandler } }
-        set { errorHandlerLock.withLock { storedErrorHandler = newValue } }
-    }
-
+extension RawConnection {
     /// Observes `swift_callback(name, ...)` on a raw connection; `name` nil
     /// observes every name. The handler reads the arguments in place; an
     /// immediate one may return the call's result.
     ///
     /// ```swift
-    /// let observation = try SQLiteTriggers.observeCallbacks(named: "changed", delivery: .afterCommit, on: handle) { arguments in
+    /// let observation = try RawConnection.observeCallbacks(named: "changed", delivery: .afterCommit, on: handle) { arguments in
     ///     print(arguments.record)
     ///     return nil
     /// }
@@ -123,7 +123,7 @@ extension SQLiteTriggers {
     ///
     /// ```swift
     /// sqlite3_exec(handle, "UPDATE reminders SET isCompleted = 1", nil, nil, nil)
-    /// try SQLiteTriggers.deliverCallbacks(on: handle)
+    /// try RawConnection.deliverCallbacks(on: handle)
     /// ```
     public static func deliverCallbacks(on connection: OpaquePointer) throws(SQLiteTriggersError) {
         try SQLiteTriggersError.check(sqlitetriggers_deliver(connection), connection)
@@ -160,7 +160,7 @@ private let afterCommitTrampoline: sqlitetriggers_after_commit_callback = { argu
     do {
         _ = try handler(CallbackArguments(event: event))
     } catch {
-        (box.onError ?? SQLiteTriggers.callbackErrorHandler)(error)
+        (box.onError ?? CallbackObservation.defaultErrorHandler)(error)
     }
 }
 

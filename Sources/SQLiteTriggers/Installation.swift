@@ -5,7 +5,7 @@ internal import CSQLite
 /// code and message.
 ///
 /// ```swift
-/// do { try SQLiteTriggers.install(on: handle) }
+/// do { try RawConnection.install(on: handle) }
 /// catch let error as SQLiteTriggersError { print(error.resultCode, error.message) }
 /// ```
 public struct SQLiteTriggersError: Error, Equatable, CustomStringConvertible {
@@ -31,7 +31,7 @@ public struct SQLiteTriggersError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Entry points that work on any raw `sqlite3*` connection handle.
-public enum SQLiteTriggers {
+public enum RawConnection {
     /// Registers every SQL function of the extension (`uuid()`, `uuidv7()`,
     /// `datetime_subsec()`, ...) on one connection. Call it once per
     /// connection, right after opening it.
@@ -39,7 +39,7 @@ public enum SQLiteTriggers {
     /// ```swift
     /// var handle: OpaquePointer?
     /// sqlite3_open(":memory:", &handle)
-    /// try SQLiteTriggers.install(on: handle!)
+    /// try RawConnection.install(on: handle!)
     /// ```
     public static func install(on connection: OpaquePointer) throws(SQLiteTriggersError) {
         try SQLiteTriggersError.check(sqlitetriggers_register(connection), connection)

@@ -1,13 +1,13 @@
 internal import CSQLiteTriggers
 import Foundation
 
-extension SQLiteTriggers {
+extension RawConnection {
     /// Pins "now" on one connection for `datetime_subsec()`,
     /// `unixepoch_subsec()` and the timestamps of `uuidv7()`, to the
     /// millisecond; `nil` returns to the real clock.
     ///
     /// ```swift
-    /// try SQLiteTriggers.pinClock(to: Date(timeIntervalSince1970: 1_700_000_000), on: handle)
+    /// try RawConnection.pinClock(to: Date(timeIntervalSince1970: 1_700_000_000), on: handle)
     /// ```
     public static func pinClock(to date: Date?, on connection: OpaquePointer) throws(SQLiteTriggersError) {
         guard let date else {
@@ -25,7 +25,7 @@ extension SQLiteTriggers {
     /// reproducible `uuidv7()` values.
     ///
     /// ```swift
-    /// try SQLiteTriggers.seedRandom(42, on: handle)
+    /// try RawConnection.seedRandom(42, on: handle)
     /// ```
     public static func seedRandom(_ seed: Int64?, on connection: OpaquePointer) throws(SQLiteTriggersError) {
         let resultCode = seed.map { sqlitetriggers_seed_random(connection, $0) }

@@ -6,7 +6,7 @@ extension Database {
     /// After commit (the default), `body` runs once per committed event, in
     /// order, after GRDB reports the commit: it may read and write `db`.
     /// Arguments that do not decode, and errors `body` throws, go to
-    /// `onError` (default: ``SQLiteTriggers/callbackErrorHandler``).
+    /// `onError` (default: ``CallbackObservation/defaultErrorHandler``).
     ///
     /// Immediately, `body` runs inside the statement; a decoding failure or
     /// an error it throws fails the statement with a `DatabaseError` of
@@ -110,9 +110,30 @@ extension Database {
     ) throws -> CallbackObservation {
         var observation: CallbackObservation?
         try withSQLiteConnection { handle in
-            observation = try SQLiteTriggers.observeCallbacks(
+            observation = try RawConnection.observeCallbacks(
                 named: name, delivery: delivery, on: handle, onError: onError, handler)
         }
         return observation!
+    }
+}
+
+extension Database {
+    /// Observes a typed event (see `@CallbackEvent`): the observer receives
+    /// the decoded struct.
+    ///
+    /// ```swift
+    /// try db.observe(ReminderCompleted.self) { event in print(event.title) }
+    /// ```
+    @discardableResult
+    public func observe<Event: CallbackEvent>(
+        _ event: Event.Type,
+        delivery: CallbackDelivery = .afterCommit,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ body: @escaping (Event) throws -> Void
+    ) throws -> CallbackObservation {
+        try observeCallbacks(named: Event.callbackName, delivery: delivery, onError: onError) { arguments in
+            try body(Event.decode(from: arguments))
+            return nil
+        }
     }
 }

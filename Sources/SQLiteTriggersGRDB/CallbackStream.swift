@@ -84,6 +84,17 @@ extension Database {
         try committedCallbacks(name, bufferingNewest: limit) { try $0.decode(as: Payload.self) }
     }
 
+    /// The committed events of a typed event (see `@CallbackEvent`).
+    ///
+    /// ```swift
+    /// for await event in try db.committedCallbacks(ReminderCompleted.self) { print(event.title) }
+    /// ```
+    public func committedCallbacks<Event: CallbackEvent & Sendable>(
+        _ event: Event.Type, bufferingNewest limit: Int = 1000
+    ) throws -> CallbackStream<Event> {
+        try committedCallbacks(Event.callbackName, bufferingNewest: limit) { try Event.decode(from: $0) }
+    }
+
     private func committedCallbacks<Element: Sendable>(
         _ name: String, bufferingNewest limit: Int,
         _ transform: @escaping (CallbackArguments) throws -> Element

@@ -14,7 +14,7 @@ extension Database {
     /// let dbQueue = try DatabaseQueue(path: path, configuration: config)
     /// ```
     public func installSQLiteTriggers() throws {
-        try withSQLiteConnection { try SQLiteTriggers.install(on: $0) }
+        try withSQLiteConnection { try RawConnection.install(on: $0) }
         // After-commit observers run when GRDB reports the commit, once the
         // statement has finished and the connection is usable again.
         // Read-only connections have no commits, and GRDB ignores this there.
@@ -28,7 +28,7 @@ extension Database {
     /// try db.pinClock(to: Date(timeIntervalSince1970: 1_700_000_000))
     /// ```
     public func pinClock(to date: Date?) throws {
-        try withSQLiteConnection { try SQLiteTriggers.pinClock(to: date, on: $0) }
+        try withSQLiteConnection { try RawConnection.pinClock(to: date, on: $0) }
     }
 
     /// Makes `uuid()` and `uuidv7()` on this connection reproducible; `nil`
@@ -38,7 +38,7 @@ extension Database {
     /// try db.seedRandom(42)
     /// ```
     public func seedRandom(_ seed: Int64?) throws {
-        try withSQLiteConnection { try SQLiteTriggers.seedRandom(seed, on: $0) }
+        try withSQLiteConnection { try RawConnection.seedRandom(seed, on: $0) }
     }
 
     /// Runs body on the raw handle, turning our errors into `DatabaseError`s
@@ -64,9 +64,9 @@ private final class CallbackDeliverer: TransactionObserver {
     func databaseDidCommit(_ db: Database) {
         guard let handle = db.sqliteConnection else { return }
         do {
-            try SQLiteTriggers.deliverCallbacks(on: handle)
+            try RawConnection.deliverCallbacks(on: handle)
         } catch {
-            SQLiteTriggers.callbackErrorHandler(error)
+            CallbackObservation.defaultErrorHandler(error)
         }
     }
 }

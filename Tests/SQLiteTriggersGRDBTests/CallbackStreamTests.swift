@@ -2,7 +2,7 @@ import Foundation
 import SQLiteTriggersGRDB
 import Testing
 
-@Suite struct CallbackStreamTests {
+@Suite(.timeLimit(.minutes(1))) struct CallbackStreamTests {
     struct Inserted: Decodable, Sendable, Equatable { var value: String }
 
     @Test(arguments: WriterKind.allCases)

@@ -1,0 +1,42 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// Every diagnostic the macros emit, with its message.
+enum MacroDiagnostic: DiagnosticMessage {
+    case notAStruct(macro: String, kind: String)
+    case missingType(property: String)
+    case duplicateColumn(column: String, firstProperty: String)
+    case nameNotALiteral(macro: String)
+
+    var message: String {
+        switch self {
+        case .notAStruct(let macro, let kind):
+            "@\(macro) applies to a struct, not \(kind)"
+        case .missingType(let property):
+            "'\(property)' needs a type annotation: the macro reads each column's type from it"
+        case .duplicateColumn(let column, let firstProperty):
+            "column \"\(column)\" is already used by '\(firstProperty)'"
+        case .nameNotALiteral(let macro):
+            "@\(macro) takes its name as a string literal"
+        }
+    }
+
+    var diagnosticID: MessageID {
+        let id: String
+        switch self {
+        case .notAStruct: id = "notAStruct"
+        case .missingType: id = "missingType"
+        case .duplicateColumn: id = "duplicateColumn"
+        case .nameNotALiteral: id = "nameNotALiteral"
+        }
+        return MessageID(domain: "SQLiteTriggersMacros", id: id)
+    }
+
+    var severity: DiagnosticSeverity { .error }
+}
+
+/// A fix-it, described for the editor.
+struct MacroFixIt: FixItMessage {
+    let message: String
+    var fixItID: MessageID { MessageID(domain: "SQLiteTriggersMacros", id: message) }
+}
