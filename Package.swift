@@ -69,6 +69,7 @@ let package = Package(
             dependencies: [
                 "SQLiteTriggersMacroPlugin",
                 .product(name: "MacroTesting", package: "swift-macro-testing"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
             ]),
     ]
 )
