@@ -20,9 +20,24 @@ import Testing
 
         """
 
+    /// The same table and an event, declared with the macros.
+    static let macroPrelude = """
+        import Foundation
+        import SQLiteTriggersMacros
+        @Table struct Item {
+            let id: UUID
+            var title: String
+        }
+        @CallbackEvent struct ItemAdded {
+            var id: UUID
+            var title: String
+        }
+
+        """
+
     /// Type-checks `body` after the prelude; returns the diagnostics, or nil
     /// when it compiles.
-    func typecheck(_ body: String) throws -> String? {
+    func typecheck(_ body: String, prelude: String = prelude) throws -> String? {
         let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let modules = buildDirectory.appendingPathComponent("Modules")
         let cModuleMap = buildDirectory.appendingPathComponent("CSQLiteTriggers.build/module.modulemap")
@@ -32,13 +47,15 @@ import Testing
             return nil
         }
         let source = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString).swift")
-        try (Self.prelude + body).write(to: source, atomically: true, encoding: .utf8)
+        try (prelude + body).write(to: source, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: source) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swiftc", "-typecheck", source.path, "-I", modules.path,
                              "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/CSQLite/module.modulemap",
-                             "-Xcc", "-fmodule-map-file=\(cModuleMap.path)"]
+                             "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
+                             "-load-plugin-executable",
+                             "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -79,5 +96,24 @@ import Testing
             let t = Item.createTemporaryTrigger(after: .insert { new in Item.update { $0.id = new.title }.find(new.id) })
             """)
         #expect(textIntoUUID != nil, "a String expression assigned to a UUID column must not compile")
+    }
+
+    @Test func typedEventsCheckTheirPayload() throws {
+        let control = try typecheck("""
+            let trigger = Item.createTemporaryTrigger(after: .insert { new in
+                ItemAdded.callback(id: new.id, title: new.title)
+            })
+            """, prelude: Self.macroPrelude)
+        #expect(control == nil, "\(control ?? "")")
+        let swapped = try typecheck("""
+            let trigger = Item.createTemporaryTrigger(after: .insert { new in
+                ItemAdded.callback(id: new.title, title: new.title)
+            })
+            """, prelude: Self.macroPrelude)
+        #expect(swapped?.contains("TypedSQL<UUID>") == true, "a String column where the event wants a UUID must not compile: \(swapped ?? "compiled")")
+        let missing = try typecheck("""
+            let trigger = Item.createTemporaryTrigger(after: .insert { new in ItemAdded.callback(id: new.id) })
+            """, prelude: Self.macroPrelude)
+        #expect(missing != nil, "a missing field must not compile")
     }
 }
