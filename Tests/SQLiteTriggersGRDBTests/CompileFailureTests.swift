@@ -51,7 +51,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: source) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", source.path, "-I", modules.path,
+        // GRDB's C module, for sources that import SQLiteTriggersGRDB.
+        let grdbModuleMap = packageRoot.appendingPathComponent(".build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap")
+        let grdbFlags = FileManager.default.fileExists(atPath: grdbModuleMap.path)
+            ? ["-Xcc", "-fmodule-map-file=\(grdbModuleMap.path)"] : []
+        process.arguments = ["swiftc", "-typecheck", source.path, "-I", modules.path] + grdbFlags + [
                              "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/CSQLite/module.modulemap",
                              "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
                              "-load-plugin-executable",
@@ -115,5 +119,25 @@ import Testing
             let trigger = Item.createTemporaryTrigger(after: .insert { new in ItemAdded.callback(id: new.id) })
             """, prelude: Self.macroPrelude)
         #expect(missing != nil, "a missing field must not compile")
+    }
+
+    /// The README's Swift code blocks under `heading`, joined.
+    func readmeSwift(under heading: String) throws -> String {
+        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## ").first { $0.hasPrefix(heading) })
+        return section.components(separatedBy: "```swift\n").dropFirst()
+            .map { $0.components(separatedBy: "```")[0] }.joined(separator: "\n")
+    }
+
+    @Test func theReadmeSwiftExamplesCompile() throws {
+        let quickStart = try readmeSwift(under: "Swift quick start")
+        let diagnostics = try typecheck(quickStart, prelude: "import Foundation\n")
+        #expect(diagnostics == nil, "\(diagnostics ?? "")")
+        let rules = try readmeSwift(under: "Typed triggers")
+        let rulesDiagnostics = try typecheck("var config = Configuration()\n" + rules,
+                                             prelude: "import Foundation\nimport SQLiteTriggersGRDB\nimport SQLiteTriggersMacros\n")
+        #expect(rulesDiagnostics == nil, "\(rulesDiagnostics ?? "")")
     }
 }
