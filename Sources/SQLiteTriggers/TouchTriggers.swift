@@ -14,9 +14,7 @@ extension TableDescription {
     /// Reminder.afterUpdateTouch { $0.updatedAt = .now }
     /// ```
     public static func afterUpdateTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TemporaryTrigger {
-        var assignments = ColumnAssignments<Self>()
-        assign(&assignments)
-        precondition(!assignments.pairs.isEmpty, "SQLiteTriggers: a touch trigger needs at least one assignment")
+        let assignments = touchAssignments(assign)
         let unchanged = assignments.pairs
             .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS \"old\".\(SQLQuoting.identifier($0.column))" }
             .joined(separator: " AND ")
@@ -41,9 +39,7 @@ extension TableDescription {
     /// Reminder.afterInsertTouch { $0.createdAt = .now }
     /// ```
     public static func afterInsertTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TemporaryTrigger {
-        var assignments = ColumnAssignments<Self>()
-        assign(&assignments)
-        precondition(!assignments.pairs.isEmpty, "SQLiteTriggers: a touch trigger needs at least one assignment")
+        let assignments = touchAssignments(assign)
         let unset = assignments.pairs
             .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS NULL" }
             .joined(separator: " OR ")
@@ -64,6 +60,13 @@ extension TableDescription {
     /// ```
     public static func afterInsertTouch<Value: SQLDateValue>(_ column: KeyPath<Columns, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
         afterInsertTouch(name) { $0[dynamicMember: column] = .now }
+    }
+
+    static func touchAssignments(_ assign: (inout ColumnAssignments<Self>) -> Void) -> ColumnAssignments<Self> {
+        var assignments = ColumnAssignments<Self>()
+        assign(&assignments)
+        precondition(!assignments.pairs.isEmpty, "SQLiteTriggers: a touch trigger needs at least one assignment")
+        return assignments
     }
 
     /// UPDATE of the triggering row (by rowid) that skips rows already

@@ -19,14 +19,9 @@ public struct CallbackEventMacro: ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard diagnoseIfNotAStruct(declaration, macro: "CallbackEvent", in: context) else { return [] }
-        let typeName = type.trimmedDescription        // qualified when nested
-        let structName = declaration.as(StructDeclSyntax.self)!.name.text
-        var callbackName = lowerCamel(structName)
-        if let argument = node.arguments?.as(LabeledExprListSyntax.self)?.first,
-           let name = stringLiteral(argument.expression, macro: "CallbackEvent", in: context) {
-            callbackName = name
-        }
+        guard let (typeName, callbackName) = namedStruct(node, declaration, type, macro: "CallbackEvent",
+                                                         defaultName: lowerCamel, in: context)
+        else { return [] }
         let fields = storedProperties(of: declaration, in: context)
         let access = accessModifier(of: declaration)
         let parameters = fields.map { "\($0.name): SQLiteTriggers.TypedSQL<\($0.type)>" }.joined(separator: ", ")

@@ -20,14 +20,9 @@ public struct TableMacro: ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard diagnoseIfNotAStruct(declaration, macro: "Table", in: context) else { return [] }
-        let typeName = type.trimmedDescription        // qualified when nested
-        let structName = declaration.as(StructDeclSyntax.self)!.name.text
-        var tableName = defaultTableName(structName)
-        if let argument = node.arguments?.as(LabeledExprListSyntax.self)?.first,
-           let name = stringLiteral(argument.expression, macro: "Table", in: context) {
-            tableName = name
-        }
+        guard let (typeName, tableName) = namedStruct(node, declaration, type, macro: "Table",
+                                                      defaultName: defaultTableName, in: context)
+        else { return [] }
         let properties = storedProperties(of: declaration, in: context)
         var firstUse: [String: String] = [:]
         for property in properties {
@@ -70,6 +65,23 @@ public struct TableMacro: ExtensionMacro {
 /// A Swift string literal for `text`.
 func literal(_ text: String) -> String {
     StringLiteralExprSyntax(content: text).trimmedDescription
+}
+
+/// What both macros start with: the struct's (possibly qualified) type
+/// name, and the SQL name given as the attribute's argument or derived from
+/// the struct's own name. Nil, after a diagnostic, when it is no struct.
+func namedStruct(
+    _ node: AttributeSyntax, _ declaration: some DeclGroupSyntax, _ type: some TypeSyntaxProtocol,
+    macro: String, defaultName: (String) -> String, in context: some MacroExpansionContext
+) -> (typeName: String, sqlName: String)? {
+    guard diagnoseIfNotAStruct(declaration, macro: macro, in: context),
+          let structName = declaration.as(StructDeclSyntax.self)?.name.text else { return nil }
+    var sqlName = defaultName(structName)
+    if let argument = node.arguments?.as(LabeledExprListSyntax.self)?.first,
+       let name = stringLiteral(argument.expression, macro: macro, in: context) {
+        sqlName = name
+    }
+    return (type.trimmedDescription, sqlName)
 }
 
 /// Reports `@macro` on something other than a struct (with a fix-it for a
