@@ -103,6 +103,36 @@ static void NAME(const uint32_t key[8], unsigned char *aOut){           \
 
 DEFINE_CHACHA20_BLOCKS(chacha20Blocks16Vec4, u32x4, 4)
 
+/* One ChaCha20 block in standard order: key, then words 12..15 as given
+** (counter and nonce), into aOut[64].  A keyed pseudo-random function for
+** sqlitetriggers_derived_uuid(). */
+void chacha20Block(const uint32_t key[8], const uint32_t input[4],
+                   unsigned char *aOut){
+  uint32_t in[16], x[16];
+  int i;
+  in[0] = 0x61707865; in[1] = 0x3320646e; in[2] = 0x79622d32; in[3] = 0x6b206574;
+  for(i=0; i<8; i++) in[4+i] = key[i];
+  for(i=0; i<4; i++) in[12+i] = input[i];
+  memcpy(x, in, sizeof(x));
+  for(i=0; i<10; i++){
+    QUARTER_ROUND(x[0], x[4], x[8],  x[12]);
+    QUARTER_ROUND(x[1], x[5], x[9],  x[13]);
+    QUARTER_ROUND(x[2], x[6], x[10], x[14]);
+    QUARTER_ROUND(x[3], x[7], x[11], x[15]);
+    QUARTER_ROUND(x[0], x[5], x[10], x[15]);
+    QUARTER_ROUND(x[1], x[6], x[11], x[12]);
+    QUARTER_ROUND(x[2], x[7], x[8],  x[13]);
+    QUARTER_ROUND(x[3], x[4], x[9],  x[14]);
+  }
+  for(i=0; i<16; i++){
+    uint32_t v = x[i] + in[i];
+    aOut[4*i] = (unsigned char)v;
+    aOut[4*i+1] = (unsigned char)(v >> 8);
+    aOut[4*i+2] = (unsigned char)(v >> 16);
+    aOut[4*i+3] = (unsigned char)(v >> 24);
+  }
+}
+
 /* Exported for the tests, which check the AVX2 path against it. */
 void chacha20Blocks16Portable(const uint32_t key[8], unsigned char *aOut){
   chacha20Blocks16Vec4(key, aOut);

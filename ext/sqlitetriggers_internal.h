@@ -34,6 +34,7 @@ void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed);
 void randomPoolRefill(RandomPool *pPool);
 void chacha20Blocks16(const uint32_t key[8], unsigned char *aOut);
 void chacha20Blocks16Portable(const uint32_t key[8], unsigned char *aOut);
+void chacha20Block(const uint32_t key[8], const uint32_t input[4], unsigned char *aOut);
 
 /*
 ** n (at most 64) bytes of pPool's keystream.  Inline so that the copies

@@ -45,6 +45,17 @@
 **   uuidv7_datetime(X)
 **       The same as 'YYYY-MM-DD HH:MM:SS.SSS' UTC; NULL after 9999-12-31.
 **       Both give NULL when X is not a variant-10, version-7 UUID.
+**
+**   sqlitetriggers_derived_uuid(SALT, TABLE, ID)
+**       The version 8 UUID that the primary-key migration gives row ID of
+**       TABLE: the first 16 bytes of a ChaCha20 block keyed by SALT (a
+**       32-byte blob) over ID (an integer) and the 64-bit FNV-1a hash of
+**       TABLE in lowercase, with version 8 and variant 10 set.  The same
+**       inputs always give the same UUID, so keys and the foreign keys that
+**       point at them stay consistent; another salt gives unrelated UUIDs.
+**       A NULL ID gives NULL; a salt that is not a 32-byte blob, a TABLE
+**       that is not text, or an ID that is not an integer is an error.
+**       Deterministic and innocuous.
 */
 #include "sqlitetriggers_internal.h"
 
@@ -222,6 +233,45 @@ static void uuidv7DatetimeFunc(sqlite3_context *ctx, int argc,
                       SQLITE_TRANSIENT);
 }
 
+static uint32_t loadWord(const unsigned char *p){
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void derivedUuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  uint32_t key[8], input[4];
+  unsigned char aBlock[64];
+  const unsigned char *aSalt, *zTable;
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  sqlite3_int64 id;
+  int i;
+  (void)argc;
+  if( sqlite3_value_type(argv[2])==SQLITE_NULL ) return;
+  if( sqlite3_value_type(argv[0])!=SQLITE_BLOB || sqlite3_value_bytes(argv[0])!=32
+   || sqlite3_value_type(argv[1])!=SQLITE_TEXT
+   || sqlite3_value_type(argv[2])!=SQLITE_INTEGER ){
+    sqlite3_result_error(ctx, "sqlitetriggers_derived_uuid: expects a 32-byte "
+                              "salt blob, a table name and an integer id", -1);
+    return;
+  }
+  aSalt = sqlite3_value_blob(argv[0]);
+  zTable = sqlite3_value_text(argv[1]);
+  id = sqlite3_value_int64(argv[2]);
+  for(i=0; i<8; i++) key[i] = loadWord(aSalt + 4*i);
+  for(i=0; zTable[i]; i++){
+    unsigned char c = zTable[i];
+    if( c>='A' && c<='Z' ) c += 'a' - 'A';
+    hash = (hash ^ c) * 0x100000001b3ULL;
+  }
+  input[0] = (uint32_t)id;
+  input[1] = (uint32_t)((uint64_t)id >> 32);
+  input[2] = (uint32_t)hash;
+  input[3] = (uint32_t)(hash >> 32);
+  chacha20Block(key, input, aBlock);
+  aBlock[6] = (aBlock[6] & 0x0f) | 0x80;
+  aBlock[8] = (aBlock[8] & 0x3f) | 0x80;
+  resultUuidText(ctx, aBlock);
+}
+
 int registerUuidFunctions(sqlite3 *db, Connection *p){
   static const struct {
     const char *zName;
@@ -236,6 +286,7 @@ int registerUuidFunctions(sqlite3 *db, Connection *p){
     { "uuid_version",     1, 1, uuidVersionFunc },
     { "uuidv7_timestamp", 1, 1, uuidv7TimestampFunc },
     { "uuidv7_datetime",  1, 1, uuidv7DatetimeFunc },
+    { "sqlitetriggers_derived_uuid", 3, 1, derivedUuidFunc },
   };
   int rc = SQLITE_OK;
   size_t i;

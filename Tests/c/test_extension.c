@@ -231,6 +231,15 @@ static void testChaCha20KnownAnswers(void){
            block==0 ? "ChaCha20 block 0 matches RFC 8439 test vector 1"
                     : "ChaCha20 block 1 matches RFC 8439 test vector 2");
   }
+  {
+    /* The single-block function, standard order, test vector 2 (block 1). */
+    uint32_t zeroKey[8] = {0}, input[4] = {1, 0, 0, 0};
+    unsigned char aBlock[64];
+    chacha20Block(zeroKey, input, aBlock);
+    for(i=0; i<64; i++) snprintf(zHex + 2*i, 3, "%02x", aBlock[i]);
+    expect(strcmp(zHex, rfc8439Block[1])==0,
+           "the single-block ChaCha20 matches RFC 8439 test vector 2");
+  }
   for(i=0; i<8; i++) key[i] = 0x9e3779b9u * (i + 1);
   chacha20Blocks16(key, aOut);
   chacha20Blocks16Portable(key, aPortable);

@@ -152,3 +152,23 @@ check "a reopened file with DEFAULT (uuid()) still inserts with trusted_schema=O
    INSERT INTO items(title) VALUES ('c');
    SELECT count(DISTINCT id), sum(uuid_version(id) = 4) FROM items;" \
   "3|3" "$db"
+
+check "sqlitetriggers_derived_uuid() is a deterministic v8 UUID per salt, table and id" \
+  "WITH s(salt) AS (SELECT zeroblob(32)), other(salt) AS (SELECT x'01' || zeroblob(31))
+   SELECT uuid_version(sqlitetriggers_derived_uuid(salt, 'reminders', 1)),
+          sqlitetriggers_derived_uuid(salt, 'reminders', 1) = sqlitetriggers_derived_uuid(salt, 'Reminders', 1),
+          sqlitetriggers_derived_uuid(salt, 'reminders', 1) <> sqlitetriggers_derived_uuid(salt, 'reminders', 2),
+          sqlitetriggers_derived_uuid(salt, 'reminders', 1) <> sqlitetriggers_derived_uuid(salt, 'tags', 1),
+          sqlitetriggers_derived_uuid(salt, 'reminders', 1) <> (SELECT sqlitetriggers_derived_uuid(other.salt, 'reminders', 1) FROM other),
+          quote(sqlitetriggers_derived_uuid(salt, 'reminders', NULL))
+   FROM s;
+   WITH s(salt) AS (SELECT randomblob(32))
+   SELECT count(DISTINCT sqlitetriggers_derived_uuid(salt, 't', value)) FROM s, generate_series(1, 100000);" \
+  "8|1|1|1|1|NULL
+100000"
+
+check "sqlitetriggers_derived_uuid() names its bad arguments" \
+  "SELECT sqlitetriggers_derived_uuid(zeroblob(31), 't', 1);
+   SELECT sqlitetriggers_derived_uuid(zeroblob(32), 't', 'one');" \
+  "Runtime error near line 2: sqlitetriggers_derived_uuid: expects a 32-byte salt blob, a table name and an integer id
+Runtime error near line 3: sqlitetriggers_derived_uuid: expects a 32-byte salt blob, a table name and an integer id"
