@@ -154,7 +154,7 @@ check "a reopened file with DEFAULT (uuid()) still inserts with trusted_schema=O
   "3|3" "$db"
 
 check "sqlitetriggers_derived_uuid() is a deterministic v8 UUID per salt, table and id" \
-  "WITH s(salt) AS (SELECT zeroblob(32)), other(salt) AS (SELECT x'01' || zeroblob(31))
+  "WITH s(salt) AS (SELECT zeroblob(32)), other(salt) AS (SELECT randomblob(32))
    SELECT uuid_version(sqlitetriggers_derived_uuid(salt, 'reminders', 1)),
           sqlitetriggers_derived_uuid(salt, 'reminders', 1) = sqlitetriggers_derived_uuid(salt, 'Reminders', 1),
           sqlitetriggers_derived_uuid(salt, 'reminders', 1) <> sqlitetriggers_derived_uuid(salt, 'reminders', 2),
