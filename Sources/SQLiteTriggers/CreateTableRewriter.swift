@@ -1,0 +1,296 @@
+import Foundation
+
+/// One token of SQLite SQL. Trivia (spaces and comments) are tokens too, so
+/// the tokens always spell the original text exactly.
+struct SQLToken {
+    enum Kind { case word, quotedName, string, number, punctuation, trivia }
+    let kind: Kind
+    let text: String
+
+    /// A name's value: quotes removed and doubled quotes undone.
+    var name: String {
+        guard kind == .quotedName, let first = text.first else { return text }
+        let close: Character = first == "[" ? "]" : first
+        var inner = String(text.dropFirst().dropLast())
+        if first != "[" { inner = inner.replacingOccurrences(of: "\(close)\(close)", with: "\(close)") }
+        return inner
+    }
+
+    func isWord(_ keyword: String) -> Bool { kind == .word && text.uppercased() == keyword }
+    var isName: Bool { kind == .word || kind == .quotedName || kind == .string }
+}
+
+/// Splits SQL into tokens, keeping every byte.
+func tokenizeSQL(_ sql: String) -> [SQLToken] {
+    let scalars = Array(sql.unicodeScalars)
+    var tokens: [SQLToken] = []
+    var index = 0
+    func emit(_ kind: SQLToken.Kind, from start: Int) {
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: scalars[start..<index])
+        tokens.append(SQLToken(kind: kind, text: String(text)))
+    }
+    func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "_" || scalar == "$" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar.value > 127
+    }
+    while index < scalars.count {
+        let start = index
+        let scalar = scalars[index]
+        let next = index + 1 < scalars.count ? scalars[index + 1] : nil
+        if scalar.properties.isWhitespace {
+            while index < scalars.count, scalars[index].properties.isWhitespace { index += 1 }
+            emit(.trivia, from: start)
+        } else if scalar == "-", next == "-" {
+            while index < scalars.count, scalars[index] != "\n" { index += 1 }
+            emit(.trivia, from: start)
+        } else if scalar == "/", next == "*" {
+            index += 2
+            while index < scalars.count, !(scalars[index] == "*" && index + 1 < scalars.count && scalars[index + 1] == "/") { index += 1 }
+            index = min(index + 2, scalars.count)
+            emit(.trivia, from: start)
+        } else if scalar == "'" || scalar == "\"" || scalar == "`" || scalar == "[" {
+            let close: Unicode.Scalar = scalar == "[" ? "]" : scalar
+            index += 1
+            while index < scalars.count {
+                if scalars[index] == close {
+                    if close != "]", index + 1 < scalars.count, scalars[index + 1] == close { index += 2; continue }
+                    index += 1
+                    break
+                }
+                index += 1
+            }
+            emit(scalar == "'" ? .string : .quotedName, from: start)
+        } else if ("0"..."9").contains(scalar) || (scalar == "." && next.map { ("0"..."9").contains($0) } == true) {
+            while index < scalars.count, isWordScalar(scalars[index]) || scalars[index] == "." { index += 1 }
+            emit(.number, from: start)
+        } else if isWordScalar(scalar) {
+            while index < scalars.count, isWordScalar(scalars[index]) { index += 1 }
+            emit(.word, from: start)
+        } else {
+            index += 1
+            emit(.punctuation, from: start)
+        }
+    }
+    return tokens
+}
+
+/// Why a table cannot be migrated.
+public struct PrimaryKeyMigrationError: Error, Equatable, CustomStringConvertible {
+    public var table: String
+    public var reason: String
+
+    public init(table: String, reason: String) {
+        self.table = table
+        self.reason = reason
+    }
+
+    public var description: String { "migratePrimaryKeys: table \"\(table)\": \(reason)" }
+}
+
+/// A parsed `CREATE TABLE name (items) options`, with the positions the
+/// primary-key migration rewrites. Anything it does not recognize is refused.
+package struct CreateTableStatement {
+    struct Item {
+        /// Token indexes of the item, without surrounding trivia.
+        var range: Range<Int>
+        var isTableConstraint: Bool
+        var columnName: String?
+        /// Token indexes of the column's type name (empty when it has none).
+        var typeRange: Range<Int>
+        /// Token index where the column's constraints start.
+        var constraintsStart: Int
+    }
+
+    let table: String
+    var tokens: [SQLToken]
+    let nameIndex: Int
+    let openParen: Int
+    let closeParen: Int
+    var items: [Item]
+
+    package init(sql: String, table: String) throws(PrimaryKeyMigrationError) {
+        self.table = table
+        let tokens = tokenizeSQL(sql)      // a local: the closures below cannot capture self yet
+        self.tokens = tokens
+        let significant = tokens.indices.filter { tokens[$0].kind != .trivia }
+        func refuse(_ reason: String) -> PrimaryKeyMigrationError { PrimaryKeyMigrationError(table: table, reason: reason) }
+        guard significant.count >= 4, tokens[significant[0]].isWord("CREATE") else {
+            throw refuse("its SQL does not start with CREATE TABLE")
+        }
+        if tokens[significant[1]].isWord("VIRTUAL") { throw refuse("virtual tables cannot be migrated") }
+        guard tokens[significant[1]].isWord("TABLE") else { throw refuse("its SQL does not start with CREATE TABLE") }
+        var position = 2
+        if tokens[significant[position]].isWord("IF") { position += 3 }
+        if significant.count > position + 1, tokens[significant[position + 1]].text == "." { position += 2 }
+        nameIndex = significant[position]
+        guard position + 1 < significant.count, tokens[significant[position + 1]].text == "(" else {
+            throw refuse("it has no column list (CREATE TABLE ... AS SELECT is not supported)")
+        }
+        let openParen = significant[position + 1]
+        self.openParen = openParen
+        var depth = 0
+        var itemStart = openParen + 1
+        var parsedItems: [Range<Int>] = []
+        var close: Int?
+        for index in openParen..<tokens.count where tokens[index].kind == .punctuation {
+            switch tokens[index].text {
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth == 0 { close = index; parsedItems.append(itemStart..<index) }
+            case "," where depth == 1:
+                parsedItems.append(itemStart..<index)
+                itemStart = index + 1
+            default: break
+            }
+            if close != nil { break }
+        }
+        guard let close else { throw refuse("its column list is not closed") }
+        closeParen = close
+        let options = tokens[(close + 1)...].filter { $0.kind != .trivia }.map { $0.text.uppercased() }
+        if options.contains("WITHOUT") { throw refuse("WITHOUT ROWID tables cannot be migrated: they have no rowid to convert") }
+        if let unknown = options.first(where: { !["STRICT", ",", ";"].contains($0) }) {
+            throw refuse("the table option \(unknown) is not understood")
+        }
+        let constraintWords: Set<String> = ["CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT",
+                                            "COLLATE", "REFERENCES", "GENERATED", "AS"]
+        items = try parsedItems.map { range throws(PrimaryKeyMigrationError) -> Item in
+            let inner = range.filter { tokens[$0].kind != .trivia }
+            guard let first = inner.first, let last = inner.last else { throw refuse("it has an empty column definition") }
+            let firstToken = tokens[first]
+            if firstToken.kind == .word, ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"].contains(firstToken.text.uppercased()) {
+                return Item(range: first..<(last + 1), isTableConstraint: true, columnName: nil,
+                            typeRange: first..<first, constraintsStart: first)
+            }
+            guard firstToken.isName else { throw refuse("a column definition starts with \(firstToken.text)") }
+            var typeEnd = first + 1
+            var cursor = first + 1
+            var parenDepth = 0
+            while cursor <= last {
+                let token = tokens[cursor]
+                if token.kind == .trivia { cursor += 1; continue }
+                if parenDepth == 0, token.kind == .word, constraintWords.contains(token.text.uppercased()) { break }
+                if token.text == "(" { parenDepth += 1 }
+                if token.text == ")" { parenDepth -= 1 }
+                cursor += 1
+                typeEnd = cursor
+            }
+            let typeStart = inner.count > 1 ? inner[1] : first + 1
+            return Item(range: first..<(last + 1), isTableConstraint: false, columnName: firstToken.name,
+                        typeRange: typeStart < typeEnd ? typeStart..<typeEnd : typeEnd..<typeEnd,
+                        constraintsStart: cursor)
+        }
+    }
+
+    func text(_ range: Range<Int>) -> String { tokens[range].map(\.text).joined() }
+
+    func typeName(of item: Item) -> String {
+        tokens[item.typeRange].filter { $0.kind != .trivia }.map { $0.text.uppercased() }.joined(separator: " ")
+    }
+
+    func significantWords(_ range: Range<Int>) -> [SQLToken] {
+        tokens[range].filter { $0.kind != .trivia }
+    }
+}
+
+/// How the migration rewrites one table's CREATE TABLE.
+package struct PrimaryKeyRewrite {
+    /// The new CREATE TABLE, naming the table `temporaryName`.
+    package let sql: String
+    /// The integer key column (nil when the table had none and gains "id").
+    package let oldKeyColumn: String?
+    /// The key column in the new table.
+    package let keyColumn: String
+}
+
+extension CreateTableStatement {
+    /// Rewrites the statement: the key becomes
+    /// `<name> TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (<function>())`
+    /// (or such an "id" is added), the columns in `foreignKeyColumns` become
+    /// TEXT, and the table is named `temporaryName`. Everything else is kept.
+    package func rewritten(temporaryName: String, foreignKeyColumns: Set<String>, uuidFunction: String) throws(PrimaryKeyMigrationError) -> PrimaryKeyRewrite {
+        func refuse(_ reason: String) -> PrimaryKeyMigrationError { PrimaryKeyMigrationError(table: table, reason: reason) }
+        let keyDefinition = "TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (\(uuidFunction)())"
+
+        // Where the key is: a column's PRIMARY KEY, or a table constraint.
+        var keyItem: Int?
+        var tableKeyConstraint: Int?
+        for (index, item) in items.enumerated() {
+            let words = significantWords(item.isTableConstraint ? item.range : item.constraintsStart..<item.range.upperBound)
+            guard let primary = words.firstIndex(where: { $0.isWord("PRIMARY") }) else { continue }
+            if item.isTableConstraint {
+                guard tableKeyConstraint == nil, keyItem == nil else { throw refuse("it has more than one primary key clause") }
+                guard let open = words.firstIndex(where: { $0.text == "(" }), open > primary,
+                      let close = words.firstIndex(where: { $0.text == ")" }) else { throw refuse("its PRIMARY KEY clause is not understood") }
+                let columns = words[(open + 1)..<close].filter { $0.text != "," }
+                guard columns.count == 1 else { throw refuse("composite primary keys cannot be migrated") }
+                guard words[(close + 1)...].allSatisfy({ $0.isWord("ON") || $0.isWord("CONFLICT") || ["ROLLBACK", "ABORT", "FAIL", "IGNORE", "REPLACE"].contains($0.text.uppercased()) }) else {
+                    throw refuse("its PRIMARY KEY clause is not understood")
+                }
+                tableKeyConstraint = index
+                keyItem = items.firstIndex { $0.columnName?.lowercased() == columns[0].name.lowercased() }
+                guard keyItem != nil else { throw refuse("its PRIMARY KEY names an unknown column") }
+            } else {
+                guard keyItem == nil else { throw refuse("composite primary keys cannot be migrated") }
+                keyItem = index
+            }
+        }
+
+        var edits: [(range: Range<Int>, text: String)] = [(nameIndex..<(nameIndex + 1), SQLQuoting.identifier(temporaryName))]
+        let oldKeyColumn: String?
+        let keyColumn: String
+        if let keyItem {
+            let item = items[keyItem]
+            let type = typeName(of: item)
+            guard ["INTEGER", "INT", "BIGINT"].contains(type) else {
+                throw refuse("its primary key \"\(item.columnName!)\" is \(type.isEmpty ? "untyped" : type), not an integer")
+            }
+            let constraints = significantWords(item.constraintsStart..<item.range.upperBound).map { $0.text.uppercased() }
+            let understood: Set<String> = ["PRIMARY", "KEY", "ASC", "DESC", "AUTOINCREMENT", "NOT", "NULL", "ON", "CONFLICT",
+                                           "ROLLBACK", "ABORT", "FAIL", "IGNORE", "REPLACE"]
+            guard constraints.allSatisfy(understood.contains) else {
+                throw refuse("the constraints of its primary key column are not understood: \(text(item.constraintsStart..<item.range.upperBound))")
+            }
+            oldKeyColumn = item.columnName
+            keyColumn = item.columnName!
+            let nameText = tokens[item.range.lowerBound].text
+            edits.append((item.range, "\(nameText) \(keyDefinition)"))
+            if let tableKeyConstraint {
+                // Drop the table constraint and the comma before it.
+                let constraint = items[tableKeyConstraint]
+                let comma = tokens[..<constraint.range.lowerBound].lastIndex { $0.text == "," }!
+                edits.append((comma..<constraint.range.upperBound, ""))
+            }
+        } else {
+            guard !items.contains(where: { $0.columnName?.lowercased() == "id" }) else {
+                throw refuse("it has no primary key, and its column \"id\" would clash with the one it gains")
+            }
+            oldKeyColumn = nil
+            keyColumn = "id"
+            // Before the first column, laid out like it: its indentation again.
+            let first = items[0].range.lowerBound
+            let indentation = text((openParen + 1)..<first)
+            edits.append((first..<first, "\"id\" \(keyDefinition),\(indentation.isEmpty ? " " : indentation)"))
+        }
+
+        for column in foreignKeyColumns {
+            guard column.lowercased() != oldKeyColumn?.lowercased() else {
+                throw refuse("its primary key is also a foreign key, which is not supported")
+            }
+            guard let item = items.first(where: { $0.columnName?.lowercased() == column.lowercased() }) else {
+                throw refuse("its foreign key column \"\(column)\" is not understood")
+            }
+            if item.typeRange.isEmpty {
+                edits.append((item.typeRange, " TEXT"))
+            } else {
+                edits.append((item.typeRange, "TEXT"))
+            }
+        }
+
+        var result = tokens.map(\.text)
+        for edit in edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            result.replaceSubrange(edit.range, with: [edit.text])
+        }
+        return PrimaryKeyRewrite(sql: result.joined(), oldKeyColumn: oldKeyColumn, keyColumn: keyColumn)
+    }
+}

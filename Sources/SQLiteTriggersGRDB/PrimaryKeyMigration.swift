@@ -1,0 +1,193 @@
+import Foundation
+
+/// Which function fills the migrated keys of new rows.
+public enum UUIDFunction: String, Sendable {
+    /// `uuid()`: random, version 4.
+    case uuid
+    /// `uuidv7()`: time-ordered, version 7.
+    case uuidv7
+}
+
+/// Makes integer-keyed tables sync-ready, in one transaction that either
+/// fully succeeds or changes nothing.
+///
+/// For each table, an integer primary key (INTEGER, INT or BIGINT, with or
+/// without AUTOINCREMENT) becomes
+/// `"id" TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid())` (or
+/// `uuidv7()`), keeping its name, and a table without a primary key gains
+/// such an `"id"`. Foreign keys to migrated tables become TEXT holding the
+/// new ids. Existing rows get version 8 UUIDs derived from the table, the
+/// old id and a random salt (`sqlitetriggers_derived_uuid`), so keys and
+/// foreign keys stay consistent and two devices never mint the same id; a
+/// seeded connection reproduces them. Everything else of the stored CREATE
+/// TABLE text is kept, comments included; indexes and triggers are
+/// recreated; views keep working; `PRAGMA foreign_key_check` must pass.
+///
+/// Refused, naming the table and the reason, with nothing changed:
+/// composite or non-integer keys, foreign keys to tables outside the
+/// migration, WITHOUT ROWID and virtual tables, and any SQL the rewriter
+/// does not fully understand. With foreign keys enforced, DROP TABLE would
+/// cascade to child rows: outside a transaction enforcement is switched off
+/// for the migration and restored; inside one (where SQLite ignores the
+/// pragma) the migration refuses. GRDB's `DatabaseMigrator` runs
+/// migrations with enforcement off, so the call fits in a migration:
+///
+/// ```swift
+/// migrator.registerMigration("sync-ready keys") { db in
+///     try migratePrimaryKeys(db, tables: ["remindersLists", "reminders", "tags", "reminderTags"], uuidFunction: .uuidv7)
+/// }
+/// ```
+public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid) throws {
+    try PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction).run(db)
+}
+
+/// The same, naming the tables by their descriptions (`@Table` structs).
+///
+/// ```swift
+/// try migratePrimaryKeys(db, tables: [RemindersList.self, Reminder.self, Tag.self, ReminderTag.self])
+/// ```
+public func migratePrimaryKeys(_ db: Database, tables: [any TableDescription.Type], uuidFunction: UUIDFunction = .uuid) throws {
+    try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction)
+}
+
+struct PrimaryKeyMigration {
+    let tables: [String]
+    let uuidFunction: UUIDFunction
+    /// Called after each step with its name; tests throw from it.
+    var afterStep: (String) throws -> Void = { _ in }
+
+    struct Plan {
+        let table: String
+        let temporaryName: String
+        let rewrite: PrimaryKeyRewrite
+        /// Column -> the migrated table it references.
+        let foreignKeys: [String: String]
+        let copiedColumns: [String]
+        let indexesAndTriggers: [String]
+    }
+
+    func run(_ db: Database) throws {
+        let enforced = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+        if enforced && db.isInsideTransaction {
+            throw PrimaryKeyMigrationError(table: tables.first ?? "", reason:
+                "foreign keys are enforced inside a transaction, where SQLite cannot turn them off, "
+                + "and DROP TABLE would delete child rows through ON DELETE CASCADE. Run the migration "
+                + "outside a transaction, or in a DatabaseMigrator migration (its foreign key checks are deferred).")
+        }
+        if enforced { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+        defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+        // Renaming must not re-check views and triggers that name a table
+        // dropped a moment before its replacement takes its name.
+        let legacyAlter = try Bool.fetchOne(db, sql: "PRAGMA legacy_alter_table") ?? false
+        try db.execute(sql: "PRAGMA legacy_alter_table = ON")
+        defer { if !legacyAlter { try? db.execute(sql: "PRAGMA legacy_alter_table = OFF") } }
+        try db.inSavepoint {
+            try migrate(db)
+            return .commit
+        }
+    }
+
+    private func migrate(_ db: Database) throws {
+        let names = try resolvedNames(db)
+        let plans = try names.map { try plan(for: $0, migrating: names, db) }
+        try afterStep("planned")
+        let salt = try Row.fetchOne(db, sql: "SELECT uuid_blob(uuid()) AS a, uuid_blob(uuid()) AS b")
+            .map { ($0["a"] as Data) + ($0["b"] as Data) }!
+        for plan in plans { try db.execute(sql: plan.rewrite.sql) }
+        try afterStep("created")
+        for plan in plans { try copy(plan, salt: salt, db) }
+        try afterStep("copied")
+        for plan in plans { try db.execute(sql: "DROP TABLE \(SQLQuoting.identifier(plan.table))") }
+        try afterStep("dropped")
+        for plan in plans {
+            try db.execute(sql: "ALTER TABLE \(SQLQuoting.identifier(plan.temporaryName)) RENAME TO \(SQLQuoting.identifier(plan.table))")
+        }
+        try afterStep("renamed")
+        for plan in plans { for sql in plan.indexesAndTriggers { try db.execute(sql: sql) } }
+        try afterStep("recreated")
+        let violations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
+        if let first = violations.first {
+            throw PrimaryKeyMigrationError(table: first[0] as String, reason:
+                "\(violations.count) foreign key violation(s) after the migration, such as rowid \(first[1] as Int64? ?? 0) referencing \(first[2] as String)")
+        }
+        try afterStep("checked")
+    }
+
+    /// The tables as the schema spells them, each once.
+    private func resolvedNames(_ db: Database) throws -> [String] {
+        var names: [String] = []
+        for table in tables {
+            guard let name = try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table]) else {
+                throw PrimaryKeyMigrationError(table: table, reason: "no such table")
+            }
+            if !names.contains(where: { $0.lowercased() == name.lowercased() }) { names.append(name) }
+        }
+        return names
+    }
+
+    private func plan(for table: String, migrating names: [String], _ db: Database) throws -> Plan {
+        let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [table])!
+        let statement = try CreateTableStatement(sql: sql, table: table)
+        var foreignKeys: [String: String] = [:]
+        let keyColumns = Dictionary(grouping: try Row.fetchAll(db, sql: "SELECT * FROM pragma_foreign_key_list(?)", arguments: [table]),
+                                    by: { $0["id"] as Int })
+        for (_, rows) in keyColumns {
+            guard rows.count == 1, let row = rows.first else {
+                throw PrimaryKeyMigrationError(table: table, reason: "composite foreign keys cannot be migrated")
+            }
+            let parent: String = row["table"]
+            guard let migratedParent = names.first(where: { $0.lowercased() == parent.lowercased() }) else {
+                throw PrimaryKeyMigrationError(table: table, reason:
+                    "its foreign key \"\(row["from"] as String)\" references \"\(parent)\", which is not part of the migration")
+            }
+            let parentKey = try integerKey(of: migratedParent, db)
+            if let target = row["to"] as String?, target.lowercased() != parentKey?.lowercased() {
+                throw PrimaryKeyMigrationError(table: table, reason:
+                    "its foreign key \"\(row["from"] as String)\" references \"\(parent)\".\"\(target)\", which is not that table's integer primary key")
+            }
+            foreignKeys[row["from"]] = migratedParent
+        }
+        let temporaryName = "sqlitetriggers_new_\(table)"
+        let rewrite = try statement.rewritten(temporaryName: temporaryName, foreignKeyColumns: Set(foreignKeys.keys),
+                                             uuidFunction: uuidFunction.rawValue)
+        let copiedColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let indexesAndTriggers = try String.fetchAll(db, sql: """
+            SELECT sql FROM sqlite_schema
+            WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid
+            """, arguments: [table])
+        return Plan(table: table, temporaryName: temporaryName, rewrite: rewrite, foreignKeys: foreignKeys,
+                    copiedColumns: copiedColumns, indexesAndTriggers: indexesAndTriggers)
+    }
+
+    /// The integer primary key column of a table, or nil when it has none.
+    private func integerKey(of table: String, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk = 1", arguments: [table])
+    }
+
+    private func copy(_ plan: Plan, salt: Data, _ db: Database) throws {
+        var targets: [String] = []
+        var values: [String] = []
+        func derived(_ table: String, _ idExpression: String) -> String {
+            "sqlitetriggers_derived_uuid(:salt, \(SQLQuoting.string(table)), \(idExpression))"
+        }
+        if plan.rewrite.oldKeyColumn == nil {
+            targets.append(SQLQuoting.identifier(plan.rewrite.keyColumn))
+            values.append(derived(plan.table, "\"rowid\""))
+        }
+        for column in plan.copiedColumns {
+            let quoted = SQLQuoting.identifier(column)
+            targets.append(quoted)
+            if column.lowercased() == plan.rewrite.oldKeyColumn?.lowercased() {
+                values.append(derived(plan.table, quoted))
+            } else if let parent = plan.foreignKeys.first(where: { $0.key.lowercased() == column.lowercased() })?.value {
+                values.append(derived(parent, quoted))
+            } else {
+                values.append(quoted)
+            }
+        }
+        try db.execute(sql: """
+            INSERT INTO \(SQLQuoting.identifier(plan.temporaryName)) (\(targets.joined(separator: ", ")))
+            SELECT \(values.joined(separator: ", ")) FROM \(SQLQuoting.identifier(plan.table))
+            """, arguments: ["salt": salt])
+    }
+}
