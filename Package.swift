@@ -53,6 +53,10 @@ let package = Package(
         .target(
             name: "SQLiteTriggersMacros",
             dependencies: ["SQLiteTriggers", "SQLiteTriggersMacroPlugin"]),
+        // The primary-key migration as a command, for shell users.
+        .executableTarget(
+            name: "sqlitetriggers-migrate",
+            dependencies: ["SQLiteTriggersGRDB"]),
         // make bench: the Swift observers against GRDB's own tools.
         .executableTarget(
             name: "sqlitetriggers-bench",

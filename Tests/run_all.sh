@@ -32,6 +32,8 @@ stage() {
 # swift test's own lines, turned into a summary line of the same form:
 # Swift Testing's "Test run with N tests", less the tests marked failed.
 swift_stage() {
+  # Executables too: the tests run the sqlitetriggers-migrate command.
+  swift build 2>&1 | tail -n 3
   swift test 2>&1 | tee "$log"
   local status=${PIPESTATUS[0]} total failed
   total=$(grep -oE 'Test run with [0-9]+ tests?' "$log" | grep -oE '[0-9]+' | tail -n 1)

@@ -89,6 +89,7 @@ struct PrimaryKeyMigration {
 
     private func migrate(_ db: Database) throws {
         let names = try resolvedNames(db)
+        try refuseReferencesFromOutside(names, db)
         let plans = try names.map { try plan(for: $0, migrating: names, db) }
         try afterStep("planned")
         let salt = try Row.fetchOne(db, sql: "SELECT uuid_blob(uuid()) AS a, uuid_blob(uuid()) AS b")
@@ -111,6 +112,21 @@ struct PrimaryKeyMigration {
                 "\(violations.count) foreign key violation(s) after the migration, such as rowid \(first[1] as Int64? ?? 0) referencing \(first[2] as String)")
         }
         try afterStep("checked")
+    }
+
+    /// A table left out whose foreign keys point into the migration would
+    /// keep integer values that no longer match anything.
+    private func refuseReferencesFromOutside(_ names: [String], _ db: Database) throws {
+        let outside = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            .filter { name in !names.contains { $0.lowercased() == name.lowercased() } }
+        for table in outside {
+            for parent in try String.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table]) {
+                if let migrated = names.first(where: { $0.lowercased() == parent.lowercased() }) {
+                    throw PrimaryKeyMigrationError(table: migrated, reason:
+                        "\"\(table)\" references it but is not part of the migration")
+                }
+            }
+        }
     }
 
     /// The tables as the schema spells them, each once.

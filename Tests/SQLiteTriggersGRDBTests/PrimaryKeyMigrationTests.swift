@@ -266,6 +266,8 @@ func relations(_ db: Database) throws -> [String] {
         ("CREATE VIRTUAL TABLE t USING fts5(x)", "virtual tables cannot be migrated"),
         ("CREATE TABLE t(id INTEGER PRIMARY KEY CHECK (id > 0))", "the constraints of its primary key column are not understood: PRIMARY KEY CHECK (id > 0)"),
         ("CREATE TABLE t(x, id TEXT)", "it has no primary key, and its column \"id\" would clash with the one it gains"),
+        ("CREATE TABLE t(id INTEGER PRIMARY KEY); CREATE TABLE children(tID INTEGER REFERENCES t(id))",
+         "\"children\" references it but is not part of the migration"),
     ])
     func refusalsNameTheTableAndChangeNothing(_ schema: String, _ reason: String) throws {
         let dbQueue = try makeQueue(schema)
@@ -277,5 +279,36 @@ func relations(_ db: Database) throws -> [String] {
         #expect(error.reason == reason)
         #expect(error.description == "migratePrimaryKeys: table \"t\": \(reason)")
         #expect(try dbQueue.read(dump) == before)
+    }
+
+    @Test func theCommandMigratesAFileForShellUsers() throws {
+        let path = temporaryDatabasePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: integerRemindersSchema) }
+        func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+                .deletingLastPathComponent().appendingPathComponent("sqlitetriggers-migrate")
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
+        let before = try DatabaseQueue(path: path).read(dump)
+        let refused = try run([path, "remindersLists", "reminders"])
+        #expect(refused.status == 1)
+        #expect(refused.output == "sqlitetriggers-migrate: migratePrimaryKeys: table \"reminders\": \"reminderTags\" references it but is not part of the migration\n")
+        #expect(try DatabaseQueue(path: path).read(dump) == before)
+        let migrated = try run(["--uuidv7", "--seed", "7", path] + reminderTables)
+        #expect(migrated.status == 0, "\(migrated.output)")
+        #expect(migrated.output.contains("reminderTags: 15 rows now keyed by UUID"))
+        let versions = try DatabaseQueue(path: path, configuration: installingConfiguration()).read { db in
+            try Int.fetchSet(db, sql: "SELECT uuid_version(id) FROM reminders")
+        }
+        #expect(versions == [8])
     }
 }
