@@ -23,7 +23,7 @@ help:
 	@echo "make test       shell tests through the sqlite3 CLI, C tests, then swift test"
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
-	@echo "make demo       the functions at work in the sqlite3 shell"
+	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
 	@echo "make fuzz       fuzz swift_callback delivery for FUZZ_SECONDS (default 600)"
 
 $(BUILD)/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
@@ -71,39 +71,37 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
 	@.build/release/sqlitetriggers-bench | tee -a $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
 
-# For now the demo shows the SQL functions in the real sqlite3 shell; the
-# Reminders demo in Swift replaces it.
+# The main job: the Swift demo on a real file, then the same file in the
+# sqlite3 shell.  The demo exits non-zero if any step misbehaves; .bail
+# makes the shell part fail on any error too.
+DEMO_DB := $(BUILD)/demo/reminders.sqlite
 define DEMO_SQL
+.bail on
+.print
+.print ▸ The same database in the sqlite3 shell, after .load $(BUILD)/libsqlitetriggers
 .load $(BUILD)/libsqlitetriggers
 .mode box
-SELECT uuid() AS "uuid()", uuidv7() AS "uuidv7()", datetime_subsec() AS "datetime_subsec()";
-CREATE TABLE reminders(
-  id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuidv7()),
-  title TEXT NOT NULL,
-  createdAt TEXT NOT NULL DEFAULT (datetime_subsec()));
-INSERT INTO reminders(title) VALUES ('Buy milk'), ('Call mom'), ('Water plants');
-SELECT id, title, createdAt, uuidv7_datetime(id) AS "uuidv7_datetime(id)" FROM reminders ORDER BY id;
-SELECT sqlitetriggers_pin_clock('2024-02-29 23:59:59.999') AS "pinned clock",
-       datetime_subsec('now', '+1 day') AS "'now', '+1 day'",
-       unixepoch_subsec() AS "unixepoch_subsec()";
+SELECT title, position, uuid_version(id) AS "uuid_version(id)" FROM remindersLists;
+INSERT INTO reminders(remindersListID, title) SELECT id, 'Water the plants' FROM remindersLists;
+SELECT title, id, uuid_version(id) AS "uuid_version(id)", uuidv7_datetime(id) AS "created (from the key)" FROM reminders;
+.print  This connection gets its own TEMP trigger; the log shows what an after-commit observer receives.
+CREATE TEMP TRIGGER reminderCompleted AFTER UPDATE OF status ON reminders
+  WHEN new.status = 1 AND old.status <> 1
+  BEGIN SELECT swift_callback('reminderCompleted', new.id, new.title); END;
+BEGIN;
+UPDATE reminders SET status = 1;
+SELECT name, args FROM temp.swift_callback_pending;
+ROLLBACK;
+SELECT count(*) AS "logged after ROLLBACK" FROM swift_callback_log;
+UPDATE reminders SET status = 1;
+SELECT seq, name, args FROM swift_callback_log;
 endef
 export DEMO_SQL
 
 demo: $(BUILD)/libsqlitetriggers.so
-	@echo "$$DEMO_SQL" | $(SQLITE3) -batch :memory:
-
-# libFuzzer: clang (the Swift toolchain's works).  Not part of make test.
-FUZZ_CC ?= clang
-FUZZ_SECONDS ?= 600
-$(BUILD)/fuzz_callbacks: Tests/fuzz/fuzz_callbacks.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fuse-ld=lld \
-	  -DSQLITE_CORE -Iext/include -o $@ Tests/fuzz/fuzz_callbacks.c $(EXT_SRC) \
-	  -lsqlite3 -lpthread
-
-fuzz: $(BUILD)/fuzz_callbacks
-	@mkdir -p $(BUILD)/fuzz-corpus
-	$(BUILD)/fuzz_callbacks -max_total_time=$(FUZZ_SECONDS) -max_len=200 \
-	  -print_final_stats=1 $(BUILD)/fuzz-corpus
+	@swift build --product reminders-demo 2>&1 | tail -n 1
+	@.build/debug/reminders-demo $(DEMO_DB)
+	@echo "$$DEMO_SQL" | $(SQLITE3) -batch $(DEMO_DB)
 
 test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(VENV)/.ready
 	@PYTHON=$(PYTHON) bash Tests/run_all.sh

@@ -53,6 +53,10 @@ let package = Package(
         .target(
             name: "SQLiteTriggersMacros",
             dependencies: ["SQLiteTriggers", "SQLiteTriggersMacroPlugin"]),
+        // make demo: the main job, end to end.
+        .executableTarget(
+            name: "reminders-demo",
+            dependencies: ["SQLiteTriggersGRDB", "SQLiteTriggersMacros"]),
         // The primary-key migration as a command, for shell users.
         .executableTarget(
             name: "sqlitetriggers-migrate",
