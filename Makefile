@@ -14,7 +14,13 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test sanitize bench demo fuzz clean help
+.PHONY: all test sanitize bench demo fuzz install uninstall clean help
+
+PREFIX  ?= /usr/local
+LIBDIR  := $(PREFIX)/lib
+INCDIR  := $(PREFIX)/include
+PCDIR   := $(LIBDIR)/pkgconfig
+VERSION := 0.1.0
 
 all: $(BUILD)/libsqlitetriggers.so
 
@@ -25,6 +31,8 @@ help:
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
 	@echo "make fuzz       fuzz swift_callback delivery for FUZZ_SECONDS (default 600)"
+	@echo "make install    install the library, header and pkg-config file under PREFIX"
+	@echo "make uninstall  remove what make install put under PREFIX"
 
 $(BUILD)/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(CC) -O2 $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
@@ -115,6 +123,36 @@ sanitize: $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
 	  bash Tests/shell/run.sh
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(BUILD)/sanitize/test_c
+
+# C hosts link the -DSQLITE_CORE build, which calls the host's libsqlite3
+# directly (the .so calls SQLite through the table that .load hands it):
+#   cc app.c $$(pkg-config --cflags --libs sqlitetriggers)
+# then sqlitetriggers_register(db) on each connection.
+$(BUILD)/core/%.o: ext/%.c $(EXT_HDR)
+	@mkdir -p $(@D)
+	$(CC) -O2 -fPIC -DSQLITE_CORE $(WARN) -c -o $@ $<
+
+$(BUILD)/libsqlitetriggers_core.a: $(patsubst ext/%.c,$(BUILD)/core/%.o,$(EXT_SRC))
+	$(AR) rcs $@ $^
+
+$(BUILD)/sqlitetriggers.pc: Makefile | $(BUILD)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: sqlitetriggers' \
+	  'Description: SQLite functions for trigger-driven apps: UUIDs, millisecond time, swift_callback' \
+	  'Version: $(VERSION)' 'Requires: sqlite3' \
+	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsqlitetriggers_core -lpthread' > $@
+
+install: $(BUILD)/libsqlitetriggers.so $(BUILD)/libsqlitetriggers_core.a $(BUILD)/sqlitetriggers.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
+	install -m 755 $(BUILD)/libsqlitetriggers.so $(DESTDIR)$(LIBDIR)/libsqlitetriggers.so
+	install -m 644 $(BUILD)/libsqlitetriggers_core.a $(DESTDIR)$(LIBDIR)/libsqlitetriggers_core.a
+	install -m 644 ext/include/sqlitetriggers.h $(DESTDIR)$(INCDIR)/sqlitetriggers.h
+	install -m 644 $(BUILD)/sqlitetriggers.pc $(DESTDIR)$(PCDIR)/sqlitetriggers.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libsqlitetriggers.so $(DESTDIR)$(LIBDIR)/libsqlitetriggers_core.a \
+	  $(DESTDIR)$(INCDIR)/sqlitetriggers.h \
+	  $(DESTDIR)$(PCDIR)/sqlitetriggers.pc
 
 clean:
 	rm -rf $(BUILD) .build

@@ -1,0 +1,38 @@
+# make install / make uninstall, and a C host linking through pkg-config.
+
+prefix="$SCRATCH/prefix"
+make -s install PREFIX="$prefix" >/dev/null 2>&1
+installed=$(cd "$prefix" && find . -type f | sort | tr '\n' ' ')
+check_same "make install puts the library, the header and the pkg-config file under PREFIX" \
+  "$installed" "./include/sqlitetriggers.h ./lib/libsqlitetriggers.so ./lib/libsqlitetriggers_core.a ./lib/pkgconfig/sqlitetriggers.pc "
+
+cat > "$SCRATCH/host.c" <<'C'
+#include <sqlitetriggers.h>
+#include <stdio.h>
+int main(void){
+  sqlite3 *db; sqlite3_stmt *stmt;
+  sqlite3_open(":memory:", &db);
+  if( sqlitetriggers_register(db)!=SQLITE_OK ) return 1;
+  sqlitetriggers_pin_clock(db, 1700000000500LL);
+  sqlite3_prepare_v2(db, "SELECT uuid_version(uuidv7()) || ' ' || datetime_subsec()", -1, &stmt, 0);
+  if( sqlite3_step(stmt)!=SQLITE_ROW ) return 1;
+  printf("%s\n", sqlite3_column_text(stmt, 0));
+  sqlite3_finalize(stmt);
+  return sqlite3_close(db);
+}
+C
+flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs sqlitetriggers)
+if ${CC:-cc} -o "$SCRATCH/host" "$SCRATCH/host.c" $flags 2>"$SCRATCH/cc.log"; then
+  check_same "a C host links the installed library through pkg-config" "$("$SCRATCH/host")" "7 2023-11-14 22:13:20.500"
+else
+  fail "a C host links the installed library through pkg-config" "it compiles" "$(cat "$SCRATCH/cc.log")"
+fi
+
+EXT_SAVED=$EXT
+EXT="$prefix/lib/libsqlitetriggers"
+check "the installed loadable library works with .load" "SELECT uuid_version(uuid());" "4"
+EXT=$EXT_SAVED
+
+make -s uninstall PREFIX="$prefix" >/dev/null 2>&1
+check_same "make uninstall removes everything make install put there" \
+  "$(find "$prefix" -type f | wc -l)" "0"
