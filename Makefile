@@ -135,19 +135,18 @@ $(BUILD)/core/%.o: ext/%.c $(EXT_HDR)
 $(BUILD)/libsqlitetriggers_core.a: $(patsubst ext/%.c,$(BUILD)/core/%.o,$(EXT_SRC))
 	$(AR) rcs $@ $^
 
-$(BUILD)/sqlitetriggers.pc: Makefile | $(BUILD)
-	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
-	  'Name: sqlitetriggers' \
-	  'Description: SQLite functions for trigger-driven apps: UUIDs, millisecond time, swift_callback' \
-	  'Version: $(VERSION)' 'Requires: sqlite3' \
-	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsqlitetriggers_core -lpthread' > $@
-
-install: $(BUILD)/libsqlitetriggers.so $(BUILD)/libsqlitetriggers_core.a $(BUILD)/sqlitetriggers.pc
+# The pkg-config file names PREFIX, so it is written anew by each install.
+install: $(BUILD)/libsqlitetriggers.so $(BUILD)/libsqlitetriggers_core.a
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
 	install -m 755 $(BUILD)/libsqlitetriggers.so $(DESTDIR)$(LIBDIR)/libsqlitetriggers.so
 	install -m 644 $(BUILD)/libsqlitetriggers_core.a $(DESTDIR)$(LIBDIR)/libsqlitetriggers_core.a
 	install -m 644 ext/include/sqlitetriggers.h $(DESTDIR)$(INCDIR)/sqlitetriggers.h
-	install -m 644 $(BUILD)/sqlitetriggers.pc $(DESTDIR)$(PCDIR)/sqlitetriggers.pc
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: sqlitetriggers' \
+	  'Description: SQLite functions for trigger-driven apps: UUIDs, millisecond time, swift_callback' \
+	  'Version: $(VERSION)' 'Requires: sqlite3' \
+	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsqlitetriggers_core -lpthread' \
+	  > $(DESTDIR)$(PCDIR)/sqlitetriggers.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libsqlitetriggers.so $(DESTDIR)$(LIBDIR)/libsqlitetriggers_core.a \
