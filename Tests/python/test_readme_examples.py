@@ -1,0 +1,97 @@
+"""Every SQL and Python example of README.md, executed, so it cannot rot.
+
+SQL blocks run through the real sqlite3 CLI with the library, one
+statement at a time; where a statement has a trailing `-- comment` and
+prints something, the comment is what it must print. Generated values
+(UUIDs, current times) are matched by shape, everything else exactly.
+Blocks that show a schema before and after (containing "-- becomes") are
+not runnable. Python blocks are executed and their `# output` comment
+compared the same way.
+"""
+import contextlib
+import io
+import re
+import subprocess
+
+from checks import EXT, SQLITE3, check
+
+README = "README.md"
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+DATETIME = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}"
+
+
+def blocks(language):
+    text = open(README, encoding="utf-8").read()
+    return re.findall(r"```" + language + r"\n(.*?)```", text, re.S)
+
+
+def pattern(expected):
+    """The comment as a regex: UUIDs and datetimes stand for any such value."""
+    expected = expected.strip()
+    if len(expected) >= 2 and expected[0] == expected[-1] == "'":
+        expected = expected[1:-1]
+    parts = re.split(f"({UUID}|{DATETIME})", expected)
+    regex = ""
+    for part in parts:
+        if re.fullmatch(UUID, part):
+            regex += UUID
+        elif re.fullmatch(DATETIME, part):
+            regex += DATETIME
+        else:
+            regex += re.escape(part)
+    return regex
+
+
+def statements(block):
+    """(statement, expected comment or None) pairs, SQL lines joined."""
+    result, current = [], ""
+    for line in block.splitlines():
+        code, _, comment = line.partition("--") if not line.lstrip().startswith("--") else ("", "", "")
+        if line.startswith("."):
+            result.append((line, None))
+            continue
+        current += code + "\n"
+        if code.rstrip().endswith(";"):
+            result.append((current.strip(), comment.strip() or None))
+            current = ""
+    return result
+
+
+def run():
+    sql_blocks = [b for b in blocks("sql") if "-- becomes" not in b]
+    mismatches, total = [], 0
+    for block in sql_blocks:
+        pairs = statements(block)
+        # Every block gets the library, whether or not it shows the .load.
+        pairs = [(s, e) for s, e in pairs if not s.startswith(".load")]
+        script = f".load {EXT}\n" + "\n".join(s + "\n.print @@END@@" for s, _ in pairs)
+        run = subprocess.run([SQLITE3, "-batch", ":memory:"], input=script, capture_output=True, text=True)
+        outputs = run.stdout.split("@@END@@\n")
+        if run.stderr:
+            mismatches.append(f"errors running a README block: {run.stderr.strip()}")
+        for (statement, expected), output in zip(pairs, outputs):
+            output = output.strip()
+            if expected is None or not output or expected.startswith("..."):
+                continue
+            total += 1
+            if not re.fullmatch(pattern(expected), output):
+                mismatches.append(f"{statement!r}: README says {expected!r}, sqlite3 printed {output!r}")
+    check("every README SQL example prints what its comment says", mismatches, total)
+
+    python_mismatches, python_total = [], 0
+    for block in blocks("python"):
+        python_total += 1
+        expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(block.replace('"build/libsqlitetriggers.so"', repr(EXT + ".so")), {})
+        except Exception as error:
+            python_mismatches.append(f"the README Python example raised {error!r}")
+            continue
+        printed = out.getvalue().strip().splitlines()
+        if len(printed) != len(expected) or not all(
+                re.fullmatch(pattern(e), p) for e, p in zip(expected, printed)):
+            python_mismatches.append(f"README says {expected}, it printed {printed}")
+    check("the README Python example runs through apsw and prints what it says",
+          python_mismatches, python_total)
