@@ -68,15 +68,10 @@ $(BUILD)/bench_callback: Tests/bench/callback.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	  $(EXT_SRC) -lsqlite3 -lpthread
 
 bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
-	@rm -f $(BUILD)/bench.md
-	@$(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so \
-	  --markdown $(BUILD)/bench.md
-	@echo
-	@$(BUILD)/bench_callback | tee -a $(BUILD)/bench.md
-	@echo
-	@swift build -c release --product sqlitetriggers-bench >/dev/null
-	@echo | tee -a $(BUILD)/bench.md
-	@.build/release/sqlitetriggers-bench | tee -a $(BUILD)/bench.md
+	@swift build -c release --product sqlitetriggers-bench 2>&1 | tail -n 1
+	@{ $(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so; \
+	   $(BUILD)/bench_callback; \
+	   .build/release/sqlitetriggers-bench; } | $(PYTHON) Tests/bench/report.py --markdown $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
 
 # The main job: the Swift demo on a real file, then the same file in the

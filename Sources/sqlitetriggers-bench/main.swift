@@ -8,7 +8,7 @@
 //   3. GRDB's DatabaseFunction called from the same trigger, decoding the
 //      same three values;
 //   4. GRDB's TransactionObserver, told of each row by databaseDidChange.
-// Best of 5 runs each, alternating. Prints a Markdown table.
+// Best of 5 runs each, alternating. Prints ROW lines for Tests/bench/report.py.
 import Foundation
 import SQLiteTriggersGRDB
 
@@ -116,20 +116,10 @@ for variant in variants.dropFirst() where variant.counter.count != rows * runs {
 let baselineNs = variants[0].best / Double(rows) * 1e9
 func perEvent(_ variant: Variant) -> Double { variant.best / Double(rows) * 1e9 - baselineNs }
 let peer = perEvent(variants[3])
-let version = try baseline.read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()")! }
-print("Swift observers (release build), \(rows) rows updated by one UPDATE, best of \(runs), SQLite \(version)\n")
-print("| variant | ns/row | ns per event | vs `DatabaseFunction` | target |")
-print("|---|---:|---:|---:|---:|")
-for (index, variant) in variants.enumerated() {
-    let total = variant.best / Double(rows) * 1e9
-    if index == 0 {
-        print("| \(variant.name) | \(Int(total)) | | | |")
-    } else {
-        let ratio = String(format: "%.2f", perEvent(variant) / peer)
-        let target = index <= 2 ? "≤ 1.5" : ""
-        print("| \(variant.name) | \(Int(total)) | \(Int(perEvent(variant))) | \(ratio) | \(target) |")
-    }
-}
+let what = "Swift observer, per event over the bare UPDATE of \(rows) rows"
+print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t1.5")
+print("ROW\t\(what)\tobserveCallback, immediate, typed\t\(perEvent(variants[2]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t1.5")
+print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB TransactionObserver (row ids only, no values)\t\(perEvent(variants[4]))\tns\t")
 _ = observations
 
 // The primary-key migration against the equivalent hand-written SQL: 1,000
@@ -182,9 +172,4 @@ for _ in 1...3 {
     let versions = try automatic.read { db in try Int.fetchSet(db, sql: "SELECT uuid_version(parentID) FROM children") }
     precondition(versions == [8], "the migration did not convert the foreign keys")
 }
-print("\nPrimary-key migration, 1,000 parents and \(children) children with a foreign key, best of 3\n")
-print("| variant | seconds | ratio | target |")
-print("|---|---:|---:|---:|")
-print("| hand-written four-step SQL | \(String(format: "%.2f", bestHandWritten)) | 1.00 | |")
-print("| `migratePrimaryKeys` | \(String(format: "%.2f", bestMigration)) | \(String(format: "%.2f", bestMigration / bestHandWritten)) | ≤ 1.5 |")
-
+print("ROW\tprimary-key migration, 1,000 parents and \(children) children\tmigratePrimaryKeys\t\(bestMigration)\thand-written four-step SQL\t\(bestHandWritten)\ts\t1.5")

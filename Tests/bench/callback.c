@@ -6,7 +6,8 @@
 **   swift_callback('changed', new.id, new.title, new.updatedAt)  or
 **   noop('changed', new.id, new.title, new.updatedAt).
 ** The swift_callback timing includes delivering every event to the
-** observer.  Best of 5 runs each, alternating.  Prints a Markdown table.
+** observer.  Best of 5 runs each, alternating.  Prints a ROW line for
+** Tests/bench/report.py.
 */
 #include "sqlitetriggers.h"
 
@@ -89,14 +90,9 @@ int main(void){
             nEvents, ROWS*RUNS);
     return 1;
   }
-  printf("swift_callback, %d rows updated by one UPDATE, best of %d, SQLite %s\n\n",
-         ROWS, RUNS, sqlite3_libversion());
-  printf("| trigger body | ns/row | ratio | target |\n|---|---:|---:|---:|\n");
-  printf("| `noop(...)` (C function) | %.0f | 1.00 | |\n", bestNoop/ROWS*1e9);
-  printf("| `swift_callback(...)` + after-commit C observer | %.0f | %.2f | ≤ 2 |\n",
-         bestCallback/ROWS*1e9, bestCallback/bestNoop);
-  printf("\nper event, over the no-op: %.0f ns\n",
-         (bestCallback - bestNoop)/ROWS*1e9);
+  printf("ROW\tswift_callback in an AFTER UPDATE trigger, %d rows, delivery included\t"
+         "swift_callback + after-commit C observer\t%.0f\tno-op C function\t%.0f\tns/row\t2\n",
+         ROWS, bestCallback/ROWS*1e9, bestNoop/ROWS*1e9);
   sqlite3_close(dbNoop);
   sqlite3_close(dbCallback);
   return 0;

@@ -6,7 +6,7 @@ figure is the best of several runs of
     SELECT count(f(...)) FROM generate_series(1, N)
 divided by N, so it includes the loop's own cost (the "floor" rows show it).
 
-Usage: functions.py LIBRARY [--rows N] [--markdown FILE]
+Usage: functions.py LIBRARY [--rows N]; prints ROW lines for report.py.
 """
 import argparse
 import os
@@ -62,7 +62,6 @@ def main():
     parser.add_argument("library")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--markdown")
     args = parser.parse_args()
 
     sqlean.extensions.enable_all()
@@ -72,32 +71,13 @@ def main():
     version = db.execute("SELECT sqlite_version()").fetchone()[0]
 
     ns = {name: measure(db, expr, args.rows, args.repeats) for name, expr in CASES}
-    lines = [
-        f"SQL functions, ns per row over {args.rows:,} rows, best of {args.repeats}, "
-        f"SQLite {version} (sqlean.py), {platform.machine()}, {os.cpu_count()} cores",
-        "",
-        "| function | ns/row |",
-        "|---|---:|",
-    ] + [f"| `{name}` | {ns[name]:.1f} |" for name, _ in CASES] + [
-        "",
-        "| ours vs peer | ratio | target | met |",
-        "|---|---:|---:|---|",
-    ] + [
-        f"| `{ours}` / `{peer}` | {ns[ours] / ns[peer]:.2f} | ≤ {target} | "
-        f"{'yes' if ns[ours] / ns[peer] <= target else 'NO'} |"
-        for ours, peer, target in TARGETS
-    ] + [
-        "",
-        "| 100,000 v7 UUIDs in one statement | out of order |",
-        "|---|---:|",
-        f"| `uuidv7()` | {inversions(db, 'uuidv7()'):,} |",
-        f"| `uuid7()` (sqlean) | {inversions(db, 'uuid7()'):,} |",
-    ]
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "a") as out:
-            out.write(text + "\n\n")
+    unit, where = "ns/row", f"(SQLite {version} of sqlean.py, {args.rows:,} rows)"
+    for ours, peer, target in TARGETS:
+        print(f"ROW\t{ours} per row {where}\t{ours}\t{ns[ours]}\t{peer}\t{ns[peer]}\t{unit}\t{target}")
+    ours, peer = "datetime_subsec(value, 'unixepoch')", "strftime('%Y-%m-%d %H:%M:%f', value, 'unixepoch')"
+    print(f"ROW\tmillisecond text from a Unix time {where}\t{ours}\t{ns[ours]}\t{peer}\t{ns[peer]}\t{unit}\t")
+    print(f"ROW\tv7 UUIDs out of order, of 100,000 in one statement\tuuidv7()\t{inversions(db, 'uuidv7()')}"
+          f"\tuuid7() (sqlean)\t{inversions(db, 'uuid7()')}\tvalues\t")
 
 
 if __name__ == "__main__":
