@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", exact: "1.19.7"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", exact: "0.7.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
+        // `swift package generate-documentation` (the Documentation.docc catalogs).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
     targets: [
         // The system libsqlite3, the one GRDB links too.

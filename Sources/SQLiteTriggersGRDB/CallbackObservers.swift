@@ -6,7 +6,7 @@ extension Database {
     /// After commit (the default), `body` runs once per committed event, in
     /// order, after GRDB reports the commit: it may read and write `db`.
     /// Arguments that do not decode, and errors `body` throws, go to
-    /// `onError` (default: ``CallbackObservation/defaultErrorHandler``).
+    /// `onError` (default: `CallbackObservation.defaultErrorHandler`).
     ///
     /// Immediately, `body` runs inside the statement; a decoding failure or
     /// an error it throws fails the statement with a `DatabaseError` of

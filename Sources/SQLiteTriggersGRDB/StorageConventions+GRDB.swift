@@ -28,7 +28,7 @@ extension ConventionalRecord {
 ///
 /// GRDB binds a plain `UUID` as a 16-byte blob, so
 /// `Column("id") == uuid` never matches a text id. Compare with
-/// `uuid.databaseText` instead, or use ``SQLExpressible/equals(uuid:)``:
+/// `uuid.databaseText` instead, or use `Column.equals(uuid:)`:
 ///
 /// ```swift
 /// let reminder = try Reminder.filter(Column("id") == id.databaseText).fetchOne(db)
