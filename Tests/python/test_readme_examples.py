@@ -10,8 +10,10 @@ compared the same way.
 """
 import contextlib
 import io
+import os
 import re
 import subprocess
+import tempfile
 
 from checks import EXT, SQLITE3, check
 
@@ -95,3 +97,49 @@ def run():
             python_mismatches.append(f"README says {expected}, it printed {printed}")
     check("the README Python example runs through apsw and prints what it says",
           python_mismatches, python_total)
+    run_c_examples()
+
+
+C_HOST = """#include "sqlitetriggers.h"
+#include <stdio.h>
+{functions}
+int main(void){{
+  sqlite3 *db;
+  sqlite3_open(":memory:", &db);
+  {statements}
+  return 0;
+}}
+"""
+
+C_SETUP = """
+  sqlite3_exec(db, "CREATE TABLE reminders(id INTEGER PRIMARY KEY, title TEXT, isCompleted INTEGER DEFAULT 0);"
+    "INSERT INTO reminders(title) VALUES ('Buy milk');"
+    "CREATE TEMP TRIGGER done AFTER UPDATE OF isCompleted ON reminders WHEN new.isCompleted"
+    " BEGIN SELECT swift_callback('reminderCompleted', new.id, new.title); END;", 0, 0, 0);
+"""
+
+
+def run_c_examples():
+    """The C block: its functions at file scope, its statements in main(),
+    after registration, on a table with the trigger it implies."""
+    mismatches, total = [], 0
+    for block in blocks("c"):
+        total += 1
+        lines = block.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("sqlitetriggers_register"))
+        statements = "\n  ".join(lines[start:])
+        statements = statements.replace("sqlitetriggers_register(db);", "sqlitetriggers_register(db);" + C_SETUP, 1)
+        source = C_HOST.format(functions="\n".join(lines[:start]), statements=statements)
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "readme.c")
+            open(path, "w").write(source)
+            sources = [os.path.join("ext", name) for name in os.listdir("ext") if name.endswith(".c")]
+            build = subprocess.run(["cc", "-DSQLITE_CORE", "-Iext/include", "-o", path + ".out", path] + sources
+                                   + ["-lsqlite3", "-lpthread"], capture_output=True, text=True)
+            if build.returncode != 0:
+                mismatches.append(f"the README C example does not compile: {build.stderr[:800]}")
+                continue
+            output = subprocess.run([path + ".out"], capture_output=True, text=True).stdout
+        if output != "#1 reminderCompleted Buy milk\n":
+            mismatches.append(f"the README C example printed {output!r}")
+    check("the README C example compiles, runs and delivers after commit", mismatches, total)
