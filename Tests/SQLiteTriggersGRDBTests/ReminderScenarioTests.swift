@@ -5,27 +5,9 @@ import Testing
 /// Scenario 5 of shared/SCENARIOS.md: completing a reminder calls
 /// swift_callback('reminderCompleted', new.id, new.title).
 @Suite struct ReminderScenarioTests {
-    static let schema = """
-        CREATE TABLE "remindersLists" (
-          "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-          "color" INTEGER NOT NULL DEFAULT 1251602431,
-          "title" TEXT NOT NULL DEFAULT '',
-          "position" INTEGER NOT NULL DEFAULT 0
-        ) STRICT;
-        CREATE TABLE "reminders" (
-          "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-          "dueDate" TEXT,
-          "isFlagged" INTEGER NOT NULL DEFAULT 0,
-          "notes" TEXT NOT NULL DEFAULT '',
-          "priority" INTEGER,
-          "remindersListID" INTEGER NOT NULL REFERENCES "remindersLists"("id") ON DELETE CASCADE,
-          "title" TEXT NOT NULL DEFAULT '',
-          "createdAt" TEXT,
-          "updatedAt" TEXT,
-          "status" INTEGER NOT NULL DEFAULT 0
-        ) STRICT;
-        INSERT INTO remindersLists(title) VALUES ('Personal');
-        INSERT INTO reminders(remindersListID, title) VALUES (1, 'Buy milk'), (1, 'Call mom'), (1, 'Pay rent');
+    /// The integer-keyed schema, plus three reminders the test names.
+    static let schema = integerRemindersSchema + """
+        INSERT INTO reminders(id, remindersListID, title) VALUES (101, 1, 'Buy milk'), (102, 1, 'Call mom'), (103, 1, 'Pay rent');
         """
     /// status 1 means completed.
     static let trigger = """
@@ -61,7 +43,7 @@ import Testing
             try db.execute(sql: "UPDATE reminders SET status = 1 WHERE title = 'Buy milk'")  // no change
             #expect(completed.value.isEmpty)
         }
-        #expect(completed.value == ["1 Buy milk"])
+        #expect(completed.value == ["101 Buy milk"])
 
         // Never told when it rolls back.
         try writer.writeWithoutTransaction { db in
@@ -70,7 +52,7 @@ import Testing
                 return .rollback
             }
         }
-        #expect(completed.value == ["1 Buy milk"])
+        #expect(completed.value == ["101 Buy milk"])
 
         // The immediate observer refuses: the statement fails with its message.
         let error = try #require(throws: DatabaseError.self) {
@@ -80,6 +62,6 @@ import Testing
         #expect(error.message == "rent cannot be completed yet")
         let rentStatus = try writer.read { db in try Int.fetchOne(db, sql: "SELECT status FROM reminders WHERE title = 'Pay rent'") }
         #expect(rentStatus == 0)
-        #expect(completed.value == ["1 Buy milk"])
+        #expect(completed.value == ["101 Buy milk"])
     }
 }
