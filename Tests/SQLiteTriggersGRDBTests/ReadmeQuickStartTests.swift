@@ -1,0 +1,60 @@
+import Foundation
+import SQLiteTriggersGRDB
+import Testing
+
+@Suite struct ReadmeQuickStartTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Code lines only: no imports, comment-only lines, blank lines or indentation.
+    static func codeLines(_ text: some StringProtocol) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("//") && !$0.hasPrefix("import ") }
+    }
+
+    static func between(_ begin: String, _ end: String, in text: String) throws -> Substring {
+        let start = try #require(text.range(of: begin)).upperBound
+        let stop = try #require(text.range(of: end, range: start..<text.endIndex)).lowerBound
+        return text[start..<stop]
+    }
+
+    @Test func theReadmeShowsExactlyTheCodeThisTestRuns() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try Self.between("## Swift quick start", "\n## ", in: readme)
+        let block = try Self.between("```swift\n", "```", in: String(section))
+        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeQuickStart.swift"), encoding: .utf8)
+        let code = try Self.between("// BEGIN README declarations", "// END README declarations", in: source)
+            + "\n" + Self.between("// BEGIN README statements", "// END README statements", in: source)
+        #expect(Self.codeLines(block) == Self.codeLines(code))
+    }
+
+    @Test func theQuickStartRuns() throws {
+        // The quick start opens "app.db" where the program runs; its table
+        // exists first, as after the app's migrations.
+        let files = ["app.db", "app.db-journal"].map { FileManager.default.currentDirectoryPath + "/" + $0 }
+        defer { files.forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        files.forEach { try? FileManager.default.removeItem(atPath: $0) }
+        try DatabaseQueue(path: files[0]).write { db in
+            try db.execute(sql: """
+                CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL DEFAULT (lower(hex(randomblob(16)))),
+                  title TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0, updatedAt TEXT);
+                INSERT INTO reminders(id, title) VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'Buy milk');
+                """)
+        }
+        let (dbQueue, observation) = try QuickStart.run()
+        defer { observation.cancel() }
+        let completed = Locked<[String]>([])
+        let spy = try dbQueue.write { db in
+            try db.observe(QuickStart.ReminderCompleted.self) { event in completed.mutate { $0.append(event.title) } }
+        }
+        defer { spy.cancel() }
+        try dbQueue.write { db in try db.execute(sql: "UPDATE reminders SET status = 1") }
+        #expect(completed.value == ["Buy milk"], "the typed event reaches observers after commit")
+        let error = try #require(throws: DatabaseError.self) {
+            try dbQueue.write { db in try db.execute(sql: "UPDATE reminders SET title = ''") }
+        }
+        #expect(error.message == "A title cannot be empty.", "the RAISE rule refuses")
+        let stamped = try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT updatedAt FROM reminders") }
+        #expect(stamped.flatMap(StorageConventions.date(fromText:)) != nil, "the touch trigger stamped updatedAt")
+    }
+}
