@@ -120,24 +120,4 @@ import Testing
             """, prelude: Self.macroPrelude)
         #expect(missing != nil, "a missing field must not compile")
     }
-
-    /// The README's Swift code blocks under `heading`, joined.
-    func readmeSwift(under heading: String) throws -> String {
-        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "\n## ").first { $0.hasPrefix(heading) })
-        return section.components(separatedBy: "```swift\n").dropFirst()
-            .map { $0.components(separatedBy: "```")[0] }.joined(separator: "\n")
-    }
-
-    @Test func theReadmeSwiftExamplesCompile() throws {
-        let quickStart = try readmeSwift(under: "Swift quick start")
-        let diagnostics = try typecheck(quickStart, prelude: "import Foundation\n")
-        #expect(diagnostics == nil, "\(diagnostics ?? "")")
-        let rules = try readmeSwift(under: "Typed triggers")
-        let rulesDiagnostics = try typecheck("var config = Configuration()\n" + rules,
-                                             prelude: "import Foundation\nimport SQLiteTriggersGRDB\nimport SQLiteTriggersMacros\n")
-        #expect(rulesDiagnostics == nil, "\(rulesDiagnostics ?? "")")
-    }
 }

@@ -57,4 +57,40 @@ import Testing
         let stamped = try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT updatedAt FROM reminders") }
         #expect(stamped.flatMap(StorageConventions.date(fromText:)) != nil, "the touch trigger stamped updatedAt")
     }
+
+    func readmeBlock(_ heading: String) throws -> Substring {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try Self.between(heading, "\n## ", in: readme)
+        return try Self.between("```swift\n", "```", in: String(section))
+    }
+
+    @Test func theReadmeShowsExactlyTheRulesAndMigrationThisTestRuns() throws {
+        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeExamples.swift"), encoding: .utf8)
+        let rules = try Self.between("// BEGIN README rules declarations", "// END README rules declarations", in: source)
+            + "\n" + Self.between("// BEGIN README rules statements", "// END README rules statements", in: source)
+        #expect(Self.codeLines(try readmeBlock("## Typed triggers")) == Self.codeLines(rules))
+        let migration = try Self.between("// BEGIN README migration statements", "// END README migration statements", in: source)
+        #expect(Self.codeLines(try readmeBlock("## Sync-ready primary keys")) == Self.codeLines(migration))
+    }
+
+    @Test func theReadmeMigrationAndRulesRun() throws {
+        let path = temporaryDatabasePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: integerRemindersSchema) }
+        var migrationConfig = Configuration()
+        migrationConfig.prepareDatabase { db in try db.installSQLiteTriggers() }
+        try ReadmeMigration.migrate(DatabaseQueue(path: path, configuration: migrationConfig))
+        var config = Configuration()
+        ReadmeRules.configure(&config)
+        let dbQueue = try DatabaseQueue(path: path, configuration: config)
+        let (versions, lists) = try dbQueue.write { db in
+            let versions = try Int.fetchSet(db, sql: "SELECT uuid_version(id) FROM reminderTags")
+            try db.execute(sql: "DELETE FROM remindersLists")
+            return (versions, try String.fetchAll(db, sql: "SELECT title FROM remindersLists"))
+        }
+        #expect(versions == [8], "the README's migration ran")
+        #expect(lists == ["Reminders"], "the README's rules are installed and work")
+        let triggers = try dbQueue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'") }
+        #expect(triggers == 6)
+    }
 }

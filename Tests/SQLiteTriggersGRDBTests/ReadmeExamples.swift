@@ -1,0 +1,63 @@
+import Foundation
+import SQLiteTriggersGRDB
+import SQLiteTriggersMacros
+
+// The README's other Swift examples, verbatim between the BEGIN and END
+// markers: ReadmeExampleTests checks the README still shows exactly this
+// code, and runs it.
+
+enum ReadmeRules {
+    // BEGIN README rules declarations
+    @Table struct Reminder { let id: UUID; var title: String; var status: Int; var createdAt: Date?; var updatedAt: Date? }
+    @Table("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
+    @Table struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
+    @CallbackEvent struct ReminderCompleted { var id: UUID; var title: String }
+    // Without macros, a TableDescription is a few lines by hand: static tableName,
+    // a Columns struct of TableColumn<Value>("name"), static columns.
+
+    // END README rules declarations
+
+    static func configure(_ config: inout Configuration) {
+        // BEGIN README rules statements
+        let rules = [
+            // 1. Timestamps, safe with recursive_triggers and a pinned clock.
+            Reminder.afterInsertTouch(\.createdAt),
+            Reminder.afterUpdateTouch(\.updatedAt),
+            // 2. Never an empty list table.
+            RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+                RemindersList.insert { $0.title = "Reminders" }
+            }),
+            // 3. New lists go last.
+            RemindersList.createTemporaryTrigger(after: .insert { new in
+                RemindersList.update { $0.position = RemindersList.count() - 1 }.find(new.id)
+            }),
+            // 4. At most 5 tags per reminder.
+            ReminderTag.createTemporaryTrigger(before: .insert { new in
+                .raise(.abort, "Reminders can have a maximum of 5 tags.",
+                       when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
+            }),
+            // 5. Tell the app when a reminder is completed.
+            Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
+                ReminderCompleted.callback(id: new.id, title: new.title)
+            }),
+        ]
+        config.prepareDatabase { db in
+            try db.installSQLiteTriggers()
+            if !db.configuration.readonly { for rule in rules { try rule.execute(db) } }   // writer only
+        }
+        // END README rules statements
+    }
+}
+
+enum ReadmeMigration {
+    static func migrate(_ writer: some DatabaseWriter) throws {
+        // BEGIN README migration statements
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("sync-ready keys") { db in
+            try migratePrimaryKeys(db, tables: ["remindersLists", "reminders", "tags", "reminderTags"], uuidFunction: .uuidv7)
+            // or: tables: [RemindersList.self, Reminder.self, Tag.self, ReminderTag.self]
+        }
+        // END README migration statements
+        try migrator.migrate(writer)
+    }
+}
