@@ -17,7 +17,9 @@ enum ReadmeRules {
 
     // END README rules declarations
 
-    static func configure(_ config: inout Configuration) {
+    /// Installs the README's rules through `config`, and returns them.
+    @discardableResult
+    static func configure(_ config: inout Configuration) -> [TemporaryTrigger] {
         // BEGIN README rules statements
         let rules = [
             // 1. Timestamps, safe with recursive_triggers and a pinned clock.
@@ -46,6 +48,12 @@ enum ReadmeRules {
             if !db.configuration.readonly { for rule in rules { try rule.execute(db) } }   // writer only
         }
         // END README rules statements
+        return rules
+    }
+
+    static var rules: [TemporaryTrigger] {
+        var config = Configuration()
+        return configure(&config)
     }
 }
 
