@@ -51,7 +51,7 @@ typedef uint32_t u32x8 __attribute__((vector_size(32)));
   a += b; d ^= a; d = ROTL(d, 8);   \
   c += d; b ^= c; b = ROTL(b, 7);
 
-static uint32_t loadLittleEndian32(const unsigned char *p){
+uint32_t loadLittleEndian32(const unsigned char *p){
   return (uint32_t)p[0] | (uint32_t)p[1] << 8
        | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }

@@ -29,6 +29,7 @@ struct RandomPool {
 };
 extern _Atomic uint64_t randomForkGeneration;
 void randomInitOnce(void);
+uint32_t loadLittleEndian32(const unsigned char *p);
 void randomPoolKeyFromKernel(RandomPool *pPool);
 void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed);
 void randomPoolRefill(RandomPool *pPool);

@@ -233,10 +233,6 @@ static void uuidv7DatetimeFunc(sqlite3_context *ctx, int argc,
                       SQLITE_TRANSIENT);
 }
 
-static uint32_t loadWord(const unsigned char *p){
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void derivedUuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   uint32_t key[8], input[4];
   unsigned char aBlock[64];
@@ -256,7 +252,7 @@ static void derivedUuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   aSalt = sqlite3_value_blob(argv[0]);
   zTable = sqlite3_value_text(argv[1]);
   id = sqlite3_value_int64(argv[2]);
-  for(i=0; i<8; i++) key[i] = loadWord(aSalt + 4*i);
+  for(i=0; i<8; i++) key[i] = loadLittleEndian32(aSalt + 4*i);
   for(i=0; zTable[i]; i++){
     unsigned char c = zTable[i];
     if( c>='A' && c<='Z' ) c += 'a' - 'A';

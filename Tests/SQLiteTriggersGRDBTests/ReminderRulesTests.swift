@@ -189,7 +189,7 @@ import Testing
 
     @Test func allRulesOnAPoolWriterOnly() throws {
         let path = temporaryDatabasePath()
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        defer { removeDatabaseFiles(path) }
         do {
             let setup = try DatabaseQueue(path: path, configuration: installingConfiguration())
             try setup.write { db in try db.execute(sql: syncReadyRemindersSchema) }

@@ -16,10 +16,13 @@ func makeWriter(_ kind: WriterKind) throws -> (any DatabaseWriter, cleanup: () -
     case .pool:
         let path = temporaryDatabasePath()
         let pool = try DatabasePool(path: path, configuration: installingConfiguration())
-        return (pool, {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        })
+        return (pool, { removeDatabaseFiles(path) })
     }
+}
+
+/// Removes a database file and the WAL files a pool leaves beside it.
+func removeDatabaseFiles(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }
 
 /// A value several threads may read and change.
