@@ -326,7 +326,7 @@ static int hasAfterCommitObserver(CallbackState *pState){
   return 0;
 }
 
-CallbackState *callbackStateCreate(void){
+CallbackState *sqlitetriggers_callback_state_create(void){
   CallbackState *pState = sqlite3_malloc(sizeof(*pState));
   if( pState ){
     memset(pState, 0, sizeof(*pState));
@@ -353,7 +353,7 @@ static void queueClear(CallbackState *pState){
   memset(&pState->queue, 0, sizeof(pState->queue));
 }
 
-void callbackStateFree(CallbackState *pState){
+void sqlitetriggers_callback_state_free(CallbackState *pState){
   int i;
   if( pState==0 ) return;
   eventListTruncate(&pState->pending, 0);
@@ -527,6 +527,20 @@ static int pendingCreate(sqlite3 *db, void *pAux, int argc,
 static int eventTableDisconnect(sqlite3_vtab *pVtab){
   sqlite3_free(pVtab);
   return SQLITE_OK;
+}
+
+/* Dropping the table would leave swift_callback() unable to join
+** transactions (a ROLLBACK brings back the schema, not the table's state):
+** only a newer registration on the connection, replacing it, may drop it. */
+static int pendingDestroy(sqlite3_vtab *pVtab){
+  EventTable *pTab = (EventTable*)pVtab;
+  if( sqlitetriggers_connection_find(pTab->p->db)==pTab->p ){
+    sqlite3_free(pVtab->zErrMsg);
+    pVtab->zErrMsg = sqlite3_mprintf("swift_callback_pending cannot be "
+                                     "dropped: swift_callback() needs it");
+    return SQLITE_ERROR;
+  }
+  return eventTableDisconnect(pVtab);
 }
 
 static int eventTableBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
@@ -709,7 +723,7 @@ static const sqlite3_module logModule = {
 static const sqlite3_module pendingModule = {
   /* iVersion */ 2,
   pendingCreate, pendingConnect, eventTableBestIndex,
-  eventTableDisconnect, eventTableDisconnect,
+  eventTableDisconnect, pendingDestroy,
   eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
   eventCursorEof, eventCursorColumn, eventCursorRowid,
   pendingUpdate, pendingBegin, pendingSync, pendingCommit, pendingRollback,
@@ -748,6 +762,15 @@ static int enlist(sqlite3_context *ctx, Connection *p){
   CallbackState *pState = p->pCallbacks;
   sqlite3_stmt *pStmt = 0;
   int rc;
+  if( sqlite3_db_readonly(p->db, "main")==1 ){
+    /* The nested INSERT would succeed (TEMP is writable), and the event
+    ** would wait for a commit that never comes. */
+    sqlite3_result_error(ctx, "swift_callback: cannot record an event on a "
+                              "read-only connection: events are delivered "
+                              "after commit, and it never commits", -1);
+    sqlite3_result_error_code(ctx, SQLITE_READONLY);
+    return SQLITE_READONLY;
+  }
   rc = sqlite3_prepare_v2(p->db,
       "INSERT INTO temp.swift_callback_pending(name) VALUES (NULL)", -1,
       &pStmt, 0);
@@ -785,14 +808,29 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               "follow the name", -1);
     return;
   }
-  live.seq = 0;
   live.zName = (const char*)sqlite3_value_text(argv[0]);
+  if( live.zName==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( (int)strlen(live.zName)!=sqlite3_value_bytes(argv[0]) ){
+    sqlite3_result_error(ctx, "swift_callback: the callback's name contains "
+                              "a NUL character", -1);
+    return;
+  }
+  live.seq = 0;
   live.nArg = argc - 1;
   live.apLive = argv + 1;
   live.aStored = 0;
+  /* Once per transaction: ATTACH, the only way a new file's schema comes
+  ** in, is impossible inside one. */
+  if( !pState->isEnlisted
+   && (!sqlitetriggers_schema_guard_call(ctx, "swift_callback")
+       || enlist(ctx, p)!=SQLITE_OK) ){
+    return;
+  }
   if( pState->nObserver>0 && dispatchImmediate(ctx, pState, &live) ) return;
 
-  if( !pState->isEnlisted && enlist(ctx, p)!=SQLITE_OK ) return;
   pEv = storedEventCreate(live.zName, live.nArg, live.apLive);
   if( pEv==0 ){
     sqlite3_result_error_nomem(ctx);
@@ -824,6 +862,9 @@ static void logCapacityFunc(sqlite3_context *ctx, int argc,
                               "capacity, or none to read it", -1);
     return;
   }
+  if( !sqlitetriggers_schema_guard_call(ctx, "swift_callback_log_capacity") ){
+    return;
+  }
   if( argc==1 ){
     int rc;
     if( sqlite3_value_type(argv[0])!=SQLITE_INTEGER
@@ -843,7 +884,7 @@ static void logCapacityFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_int(ctx, p->pCallbacks->nLogCapacity);
 }
 
-int registerCallbackFunctions(sqlite3 *db, Connection *p){
+int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p){
   int rc;
   /* An earlier registration's table belongs to the module replaced below. */
   rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.swift_callback_pending",
@@ -851,19 +892,19 @@ int registerCallbackFunctions(sqlite3 *db, Connection *p){
   if( rc!=SQLITE_OK ) return rc;
   p->nRef += 2;
   rc = sqlite3_create_module_v2(db, "swift_callback_log", &logModule, p,
-                                connectionRelease);
+                                sqlitetriggers_connection_release);
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_module_v2(db, "swift_callback_pending", &pendingModule,
-                                  p, connectionRelease);
+                                  p, sqlitetriggers_connection_release);
   }else{
-    connectionRelease(p);     /* the second module's reference */
+    sqlitetriggers_connection_release(p);     /* the second module's reference */
   }
   if( rc==SQLITE_OK ){
-    rc = connectionCreateFunction(db, "swift_callback", -1, SQLITE_DIRECTONLY,
+    rc = sqlitetriggers_connection_create_function(db, "swift_callback", -1, SQLITE_DIRECTONLY,
                                   p, swiftCallbackFunc);
   }
   if( rc==SQLITE_OK ){
-    rc = connectionCreateFunction(db, "swift_callback_log_capacity", -1,
+    rc = sqlitetriggers_connection_create_function(db, "swift_callback_log_capacity", -1,
                                   SQLITE_DIRECTONLY, p, logCapacityFunc);
   }
   if( rc==SQLITE_OK ){
@@ -880,7 +921,7 @@ static int addObserver(sqlite3 *db, const char *zName,
                        sqlitetriggers_after_commit_callback xAfterCommit,
                        void *pArg, void (*xDestroy)(void*),
                        sqlite3_int64 *piObserver){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   CallbackState *pState;
   Observer *pObs, **aNew;
   if( p==0 ){
@@ -933,7 +974,7 @@ int sqlitetriggers_observe_after_commit(sqlite3 *db, const char *zName,
 }
 
 int sqlitetriggers_unobserve(sqlite3 *db, sqlite3_int64 iObserver){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   CallbackState *pState;
   int i;
   if( p==0 ) return SQLITE_MISUSE;
@@ -951,24 +992,30 @@ int sqlitetriggers_unobserve(sqlite3 *db, sqlite3_int64 iObserver){
 }
 
 int sqlitetriggers_deliver(sqlite3 *db){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   CallbackState *pState;
+  int isAttached = 1;
   if( p==0 ) return SQLITE_MISUSE;
   pState = p->pCallbacks;
   if( pState->isDelivering ) return SQLITE_OK;   /* the outer call goes on */
   pState->isDelivering = 1;
   pState->nDispatching++;
-  while( pState->queue.iHead < pState->queue.n ){
+  /* An observer may close the connection or register the extension again:
+  ** the hold keeps pState alive until the loop has seen it (p->db==0). */
+  sqlitetriggers_connection_hold(p);
+  while( isAttached && pState->queue.iHead < pState->queue.n ){
     StoredEvent *pEv = pState->queue.a[pState->queue.iHead++];
     int i, n = pState->nObserver;
-    for(i=0; i<n; i++){
+    for(i=0; i<n && (isAttached = p->db!=0); i++){
       Observer *pObs = pState->aObserver[i];
       if( pObs->xAfterCommit && observerMatches(pObs, pEv->event.zName) ){
         pObs->xAfterCommit(pObs->pArg, &pEv->event);
       }
     }
+    isAttached = p->db!=0;
     storedEventRelease(pEv);
   }
+  if( !sqlitetriggers_connection_unhold(p) ) return SQLITE_ABORT;
   pState->queue.n = pState->queue.iHead = 0;
   eventListTruncate(&pState->queue, 0);     /* shrinks a large array */
   pState->nDispatching--;
@@ -978,13 +1025,13 @@ int sqlitetriggers_deliver(sqlite3 *db){
 }
 
 int sqlitetriggers_undelivered_count(sqlite3 *db){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   if( p==0 ) return -1;
   return p->pCallbacks->queue.n - p->pCallbacks->queue.iHead;
 }
 
 int sqlitetriggers_set_callback_log_capacity(sqlite3 *db, int nCapacity){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   CallbackState *pState;
   StoredEvent **aNew = 0;
   int nKeep, i;

@@ -51,7 +51,7 @@ typedef uint32_t u32x8 __attribute__((vector_size(32)));
   a += b; d ^= a; d = ROTL(d, 8);   \
   c += d; b ^= c; b = ROTL(b, 7);
 
-uint32_t loadLittleEndian32(const unsigned char *p){
+uint32_t sqlitetriggers_load_le32(const unsigned char *p){
   return (uint32_t)p[0] | (uint32_t)p[1] << 8
        | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -106,7 +106,7 @@ DEFINE_CHACHA20_BLOCKS(chacha20Blocks16Vec4, u32x4, 4)
 /* One ChaCha20 block in standard order: key, then words 12..15 as given
 ** (counter and nonce), into aOut[64].  A keyed pseudo-random function for
 ** sqlitetriggers_derived_uuid(). */
-void chacha20Block(const uint32_t key[8], const uint32_t input[4],
+void sqlitetriggers_chacha20_block(const uint32_t key[8], const uint32_t input[4],
                    unsigned char *aOut){
   uint32_t in[16], x[16];
   int i;
@@ -134,17 +134,17 @@ void chacha20Block(const uint32_t key[8], const uint32_t input[4],
 }
 
 /* Exported for the tests, which check the AVX2 path against it. */
-void chacha20Blocks16Portable(const uint32_t key[8], unsigned char *aOut){
+void sqlitetriggers_chacha20_blocks16_portable(const uint32_t key[8], unsigned char *aOut){
   chacha20Blocks16Vec4(key, aOut);
 }
 
 #ifdef HAVE_AVX2_PATH
 __attribute__((target("avx2")))
 DEFINE_CHACHA20_BLOCKS(chacha20Blocks16Avx2, u32x8, 8)
-static int hasAvx2 = 0;      /* set once, by randomInitOnce() */
+static int hasAvx2 = 0;      /* set once, by sqlitetriggers_random_init_once() */
 #endif
 
-void chacha20Blocks16(const uint32_t key[8], unsigned char *aOut){
+void sqlitetriggers_chacha20_blocks16(const uint32_t key[8], unsigned char *aOut){
 #ifdef HAVE_AVX2_PATH
   if( hasAvx2 ){
     chacha20Blocks16Avx2(key, aOut);
@@ -154,10 +154,10 @@ void chacha20Blocks16(const uint32_t key[8], unsigned char *aOut){
   chacha20Blocks16Vec4(key, aOut);
 }
 
-void randomPoolRefill(RandomPool *pPool){
+void sqlitetriggers_random_pool_refill(RandomPool *pPool){
   int i;
-  chacha20Blocks16(pPool->key, pPool->aBuf);
-  for(i=0; i<8; i++) pPool->key[i] = loadLittleEndian32(pPool->aBuf + 4*i);
+  sqlitetriggers_chacha20_blocks16(pPool->key, pPool->aBuf);
+  for(i=0; i<8; i++) pPool->key[i] = sqlitetriggers_load_le32(pPool->aBuf + 4*i);
   memset(pPool->aBuf, 0, 32);
   pPool->iNext = 32;
 }
@@ -169,7 +169,7 @@ static uint64_t splitMix64(uint64_t *pState){
   return z ^ (z >> 31);
 }
 
-void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed){
+void sqlitetriggers_random_pool_seed(RandomPool *pPool, sqlite3_int64 seed){
   uint64_t state = (uint64_t)seed;
   int i;
   for(i=0; i<8; i+=2){
@@ -183,11 +183,11 @@ void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed){
 }
 
 /* Bumped in every child process; kernel-keyed pools compare it. */
-_Atomic uint64_t randomForkGeneration = 1;
+_Atomic uint64_t sqlitetriggers_random_fork_generation = 1;
 static pthread_once_t initOnce = PTHREAD_ONCE_INIT;
 
 static void onForkChild(void){
-  atomic_fetch_add(&randomForkGeneration, 1);
+  atomic_fetch_add(&sqlitetriggers_random_fork_generation, 1);
 }
 
 static void initializeOnce(void){
@@ -198,20 +198,20 @@ static void initializeOnce(void){
 #endif
 }
 
-void randomInitOnce(void){
+void sqlitetriggers_random_init_once(void){
   pthread_once(&initOnce, initializeOnce);
 }
 
-void randomPoolKeyFromKernel(RandomPool *pPool){
+void sqlitetriggers_random_pool_key_from_kernel(RandomPool *pPool){
   unsigned char aSeed[32];
   int i;
   if( getentropy(aSeed, sizeof(aSeed))!=0 ){
     /* Only on kernels without getrandom(2); SQLite seeds from the OS too. */
     sqlite3_randomness(sizeof(aSeed), aSeed);
   }
-  for(i=0; i<8; i++) pPool->key[i] = loadLittleEndian32(aSeed + 4*i);
+  for(i=0; i<8; i++) pPool->key[i] = sqlitetriggers_load_le32(aSeed + 4*i);
   memset(aSeed, 0, sizeof(aSeed));
   memset(pPool->aBuf, 0, sizeof(pPool->aBuf));
   pPool->iNext = (int)sizeof(pPool->aBuf);
-  pPool->forkGeneration = atomic_load(&randomForkGeneration);
+  pPool->forkGeneration = atomic_load(&sqlitetriggers_random_fork_generation);
 }

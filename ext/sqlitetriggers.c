@@ -39,6 +39,7 @@ SQLITE_EXTENSION_INIT1
 #include "sqlitetriggers_internal.h"
 #include "include/sqlitetriggers.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -55,13 +56,13 @@ static Connection *connectionCreate(sqlite3 *db){
   Connection *p = sqlite3_malloc(sizeof(*p));
   if( p==0 ) return 0;
   memset(p, 0, sizeof(*p));
-  p->pCallbacks = callbackStateCreate();
+  p->pCallbacks = sqlitetriggers_callback_state_create();
   if( p->pCallbacks==0 ){
     sqlite3_free(p);
     return 0;
   }
   p->db = db;
-  randomPoolKeyFromKernel(&p->random);
+  sqlitetriggers_random_pool_key_from_kernel(&p->random);
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
     p->pVfs = sqlite3_vfs_find(0);
@@ -73,7 +74,16 @@ static Connection *connectionCreate(sqlite3 *db){
   return p;
 }
 
-void connectionRelease(void *pArg){
+static void connectionFree(Connection *p){
+  sqlitetriggers_callback_state_free(p->pCallbacks);
+  memset(p, 0, sizeof(*p));   /* the seeded key, among others */
+  sqlite3_free(p);
+}
+
+/* When SQLite lets go of the last function or module holding p (the
+** connection closed, or a new registration replaced them), p is detached:
+** no longer found, db cleared, and freed once no delivery holds it. */
+void sqlitetriggers_connection_release(void *pArg){
   Connection *p = (Connection*)pArg;
   Connection **pp;
   if( --p->nRef>0 ) return;
@@ -82,12 +92,25 @@ void connectionRelease(void *pArg){
     if( *pp==p ){ *pp = p->pNext; break; }
   }
   pthread_mutex_unlock(&liveConnectionsMutex);
-  callbackStateFree(p->pCallbacks);
-  memset(p, 0, sizeof(*p));   /* the seeded key, among others */
-  sqlite3_free(p);
+  p->db = 0;
+  if( p->nHold==0 ) connectionFree(p);
 }
 
-Connection *connectionFind(sqlite3 *db){
+void sqlitetriggers_connection_hold(Connection *p){
+  p->nHold++;
+}
+
+/* 1 if p is still attached to its connection, else 0 (p may be gone). */
+int sqlitetriggers_connection_unhold(Connection *p){
+  assert( p->nHold>0 );
+  if( --p->nHold==0 && p->db==0 ){
+    connectionFree(p);
+    return 0;
+  }
+  return p->db!=0;
+}
+
+Connection *sqlitetriggers_connection_find(sqlite3 *db){
   Connection *p;
   pthread_mutex_lock(&liveConnectionsMutex);
   for(p=liveConnections; p && p->db!=db; p=p->pNext){}
@@ -101,17 +124,17 @@ Connection *connectionFind(sqlite3 *db){
 ** replaced, deleted or the connection closes (also when registration
 ** fails, which is why the reference is taken first).
 */
-int connectionCreateFunction(sqlite3 *db, const char *zName, int nArg,
+int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, int nArg,
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**)){
   if( p ) p->nRef++;
   return sqlite3_create_function_v2(db, zName, nArg, SQLITE_UTF8|flags, p,
-                                    xFunc, 0, 0, p ? connectionRelease : 0);
+                                    xFunc, 0, 0, p ? sqlitetriggers_connection_release : 0);
 }
 
 /* "Now" as Julian-day milliseconds: pinned, or the connection's VFS clock,
 ** the source SQLite's own 'now' reads. */
-sqlite3_int64 connectionNowJD(Connection *p){
+sqlite3_int64 sqlitetriggers_connection_now_jd(Connection *p){
   sqlite3_vfs *pVfs = p->pVfs;
   sqlite3_int64 iJD = 0;
   if( p->isClockPinned ) return p->pinnedJD;
@@ -135,11 +158,14 @@ static void pinClockFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                               "and optional modifiers, or NULL to unpin", -1);
     return;
   }
+  if( !sqlitetriggers_schema_guard_call(ctx, "sqlitetriggers_pin_clock") ){
+    return;
+  }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     p->isClockPinned = 0;
     return;
   }
-  rc = computeJD(ctx, p, "sqlitetriggers_pin_clock", argc, argv, &iJD);
+  rc = sqlitetriggers_compute_jd(ctx, p, "sqlitetriggers_pin_clock", argc, argv, &iJD);
   if( rc<0 ) return;
   if( rc==0 ){
     sqlite3_result_error(ctx, "sqlitetriggers_pin_clock: the argument is not "
@@ -148,19 +174,22 @@ static void pinClockFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   p->isClockPinned = 1;
   p->pinnedJD = iJD;
-  sqlite3_result_text(ctx, zTime, formatJD(iJD, zTime), SQLITE_TRANSIENT);
+  sqlite3_result_text(ctx, zTime, sqlitetriggers_format_jd(iJD, zTime), SQLITE_TRANSIENT);
 }
 
 static void seedRandomFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   (void)argc;
+  if( !sqlitetriggers_schema_guard_call(ctx, "sqlitetriggers_seed_random") ){
+    return;
+  }
   switch( sqlite3_value_type(argv[0]) ){
     case SQLITE_NULL:
-      if( p->isSeeded ) randomPoolKeyFromKernel(&p->random);
+      if( p->isSeeded ) sqlitetriggers_random_pool_key_from_kernel(&p->random);
       p->isSeeded = 0;
       return;
     case SQLITE_INTEGER:
-      randomPoolSeed(&p->random, sqlite3_value_int64(argv[0]));
+      sqlitetriggers_random_pool_seed(&p->random, sqlite3_value_int64(argv[0]));
       p->isSeeded = 1;
       sqlite3_result_value(ctx, argv[0]);
       return;
@@ -170,28 +199,45 @@ static void seedRandomFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
 }
 
-int sqlitetriggers_register(sqlite3 *db){
+int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
   Connection *p;
+  char *zErr = 0;
   int rc;
-  randomInitOnce();
+  if( pzErrMsg ) *pzErrMsg = 0;
+  sqlitetriggers_random_init_once();
+  /* Before any function exists (see schema_guard.c). */
+  rc = sqlitetriggers_schema_guard(db, "sqlitetriggers", &zErr);
+  if( rc!=SQLITE_OK ){
+    if( pzErrMsg ) *pzErrMsg = zErr; else sqlite3_free(zErr);
+    return rc;
+  }
   p = connectionCreate(db);
   if( p==0 ) return SQLITE_NOMEM;
   p->nRef = 1;                  /* held until the end of this function */
-  rc = connectionCreateFunction(db, "sqlitetriggers_pin_clock", -1,
+  rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_pin_clock", -1,
                                 SQLITE_DIRECTONLY, p, pinClockFunc);
   if( rc==SQLITE_OK ){
-    rc = connectionCreateFunction(db, "sqlitetriggers_seed_random", 1,
+    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_seed_random", 1,
                                   SQLITE_DIRECTONLY, p, seedRandomFunc);
   }
-  if( rc==SQLITE_OK ) rc = registerUuidFunctions(db, p);
-  if( rc==SQLITE_OK ) rc = registerTimeFunctions(db, p);
-  if( rc==SQLITE_OK ) rc = registerCallbackFunctions(db, p);
-  connectionRelease(p);
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_uuid_functions(db, p);
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_time_functions(db, p);
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_callback_functions(db, p);
+  sqlitetriggers_connection_release(p);
+  if( rc!=SQLITE_OK && pzErrMsg ){
+    *pzErrMsg = sqlite3_mprintf("sqlitetriggers: registration failed: %s",
+                                rc==SQLITE_NOMEM ? sqlite3_errstr(rc)
+                                                 : sqlite3_errmsg(db));
+  }
   return rc;
 }
 
+int sqlitetriggers_register(sqlite3 *db){
+  return sqlitetriggers_register_v2(db, 0);
+}
+
 int sqlitetriggers_pin_clock(sqlite3 *db, sqlite3_int64 unixMillis){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   sqlite3_int64 iJD = unixMillis + UNIX_EPOCH_JD_MS;
   if( p==0 ) return SQLITE_MISUSE;
   if( iJD<0 || iJD>MAX_JD_MS ) return SQLITE_RANGE;
@@ -201,24 +247,24 @@ int sqlitetriggers_pin_clock(sqlite3 *db, sqlite3_int64 unixMillis){
 }
 
 int sqlitetriggers_unpin_clock(sqlite3 *db){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   if( p==0 ) return SQLITE_MISUSE;
   p->isClockPinned = 0;
   return SQLITE_OK;
 }
 
 int sqlitetriggers_seed_random(sqlite3 *db, sqlite3_int64 seed){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   if( p==0 ) return SQLITE_MISUSE;
-  randomPoolSeed(&p->random, seed);
+  sqlitetriggers_random_pool_seed(&p->random, seed);
   p->isSeeded = 1;
   return SQLITE_OK;
 }
 
 int sqlitetriggers_unseed_random(sqlite3 *db){
-  Connection *p = connectionFind(db);
+  Connection *p = sqlitetriggers_connection_find(db);
   if( p==0 ) return SQLITE_MISUSE;
-  if( p->isSeeded ) randomPoolKeyFromKernel(&p->random);
+  if( p->isSeeded ) sqlitetriggers_random_pool_key_from_kernel(&p->random);
   p->isSeeded = 0;
   return SQLITE_OK;
 }
@@ -228,12 +274,6 @@ int sqlite3_sqlitetriggers_init(
   char **pzErrMsg,
   const struct sqlite3_api_routines *pApi
 ){
-  int rc;
   SQLITE_EXTENSION_INIT2(pApi);
-  rc = sqlitetriggers_register(db);
-  if( rc!=SQLITE_OK && pzErrMsg ){
-    *pzErrMsg = sqlite3_mprintf("sqlitetriggers: registration failed: %s",
-                                sqlite3_errmsg(db));
-  }
-  return rc;
+  return sqlitetriggers_register_v2(db, pzErrMsg);
 }

@@ -12,6 +12,16 @@ SQLITE_EXTENSION_INIT3
 #include <stdint.h>
 #include <string.h>
 
+/*
+** Every symbol shared between these sources is named sqlitetriggers_...
+** and hidden: an app links us beside libraries we never see, and only the
+** API in include/sqlitetriggers.h may be visible (Tests/shell/
+** test_symbols.sh checks the built objects).
+*/
+#if defined(__GNUC__) || defined(__clang__)
+# pragma GCC visibility push(hidden)
+#endif
+
 /* Julian-day milliseconds ("iJD", as SQLite's date.c calls them) of the
 ** Unix epoch. */
 #define UNIX_EPOCH_JD_MS ((sqlite3_int64)210866760000000LL)
@@ -27,15 +37,15 @@ struct RandomPool {
   int iNext;                  /* next unread byte of aBuf */
   uint64_t forkGeneration;    /* of the kernel key; 0 when seeded */
 };
-extern _Atomic uint64_t randomForkGeneration;
-void randomInitOnce(void);
-uint32_t loadLittleEndian32(const unsigned char *p);
-void randomPoolKeyFromKernel(RandomPool *pPool);
-void randomPoolSeed(RandomPool *pPool, sqlite3_int64 seed);
-void randomPoolRefill(RandomPool *pPool);
-void chacha20Blocks16(const uint32_t key[8], unsigned char *aOut);
-void chacha20Blocks16Portable(const uint32_t key[8], unsigned char *aOut);
-void chacha20Block(const uint32_t key[8], const uint32_t input[4], unsigned char *aOut);
+extern _Atomic uint64_t sqlitetriggers_random_fork_generation;
+void sqlitetriggers_random_init_once(void);
+uint32_t sqlitetriggers_load_le32(const unsigned char *p);
+void sqlitetriggers_random_pool_key_from_kernel(RandomPool *pPool);
+void sqlitetriggers_random_pool_seed(RandomPool *pPool, sqlite3_int64 seed);
+void sqlitetriggers_random_pool_refill(RandomPool *pPool);
+void sqlitetriggers_chacha20_blocks16(const uint32_t key[8], unsigned char *aOut);
+void sqlitetriggers_chacha20_blocks16_portable(const uint32_t key[8], unsigned char *aOut);
+void sqlitetriggers_chacha20_block(const uint32_t key[8], const uint32_t input[4], unsigned char *aOut);
 
 /*
 ** n (at most 64) bytes of pPool's keystream.  Inline so that the copies
@@ -45,11 +55,11 @@ void chacha20Block(const uint32_t key[8], const uint32_t input[4], unsigned char
 static inline void randomPoolBytes(RandomPool *pPool, unsigned char *aOut,
                                    int n){
   if( pPool->forkGeneration!=0
-   && pPool->forkGeneration!=atomic_load_explicit(&randomForkGeneration,
+   && pPool->forkGeneration!=atomic_load_explicit(&sqlitetriggers_random_fork_generation,
                                                   memory_order_relaxed) ){
-    randomPoolKeyFromKernel(pPool);
+    sqlitetriggers_random_pool_key_from_kernel(pPool);
   }
-  if( pPool->iNext + n > (int)sizeof(pPool->aBuf) ) randomPoolRefill(pPool);
+  if( pPool->iNext + n > (int)sizeof(pPool->aBuf) ) sqlitetriggers_random_pool_refill(pPool);
   memcpy(aOut, pPool->aBuf + pPool->iNext, n);
   memset(pPool->aBuf + pPool->iNext, 0, n);
   pPool->iNext += n;
@@ -63,6 +73,7 @@ typedef struct Connection Connection;
 struct Connection {
   sqlite3 *db;
   int nRef;                   /* one per SQL function that holds it */
+  int nHold;                  /* deliveries running; see connection_hold */
   sqlite3_vfs *pVfs;          /* source of "now", as for SQLite's 'now' */
   int isClockPinned;
   sqlite3_int64 pinnedJD;     /* iJD while the clock is pinned */
@@ -74,25 +85,35 @@ struct Connection {
 };
 
 /* sqlitetriggers.c */
-Connection *connectionFind(sqlite3 *db);
-void connectionRelease(void *pConnection);
-int connectionCreateFunction(sqlite3 *db, const char *zName, int nArg,
+Connection *sqlitetriggers_connection_find(sqlite3 *db);
+void sqlitetriggers_connection_release(void *pConnection);
+void sqlitetriggers_connection_hold(Connection *p);
+int sqlitetriggers_connection_unhold(Connection *p);
+int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, int nArg,
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
-sqlite3_int64 connectionNowJD(Connection *p);
+sqlite3_int64 sqlitetriggers_connection_now_jd(Connection *p);
 
 /* time.c */
-int formatJD(sqlite3_int64 iJD, char *zOut);
-int computeJD(sqlite3_context *ctx, Connection *p, const char *zFunc,
+int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut);
+int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *zFunc,
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD);
-int registerTimeFunctions(sqlite3 *db, Connection *p);
+int sqlitetriggers_register_time_functions(sqlite3 *db, Connection *p);
 
 /* callback.c */
-CallbackState *callbackStateCreate(void);
-void callbackStateFree(CallbackState *pState);
-int registerCallbackFunctions(sqlite3 *db, Connection *p);
+CallbackState *sqlitetriggers_callback_state_create(void);
+void sqlitetriggers_callback_state_free(CallbackState *pState);
+int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p);
+
+/* schema_guard.c */
+int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr);
+int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 
 /* uuid.c */
-int registerUuidFunctions(sqlite3 *db, Connection *p);
+int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);
+
+#if defined(__GNUC__) || defined(__clang__)
+# pragma GCC visibility pop
+#endif
 
 #endif /* SQLITETRIGGERS_INTERNAL_H */

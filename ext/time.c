@@ -66,7 +66,7 @@ static void putTwoDigits(char *z, int value){
 ** Everything past the first division fits 32 bits: this runs on every
 ** datetime_subsec() call.
 */
-int formatJD(sqlite3_int64 iJD, char *zOut){
+int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut){
   sqlite3_int64 unixMs = iJD - UNIX_EPOCH_JD_MS;
   int days = (int)(unixMs / DAY_MS);
   int msOfDay = (int)(unixMs % DAY_MS);
@@ -182,13 +182,13 @@ static int helperStatement(int nArg, sqlite3_stmt **ppStmt){
 ** Returns 1 with *piJD set, 0 where datetime() would give NULL, or -1
 ** after setting an error on ctx.
 */
-int computeJD(sqlite3_context *ctx, Connection *p, const char *zFunc,
+int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *zFunc,
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD){
   sqlite3_stmt *pStmt = 0;
   char zNow[32];
   int nKept = 0, i, rc, result = 0;
   if( argc==0 ){
-    *piJD = connectionNowJD(p);
+    *piJD = sqlitetriggers_connection_now_jd(p);
     return 1;
   }
   for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
@@ -197,7 +197,7 @@ int computeJD(sqlite3_context *ctx, Connection *p, const char *zFunc,
   if( rc==SQLITE_OK ){
     int iParam = 1;
     if( isNow(argv[0]) ){
-      formatJD(connectionNowJD(p), zNow);
+      sqlitetriggers_format_jd(sqlitetriggers_connection_now_jd(p), zNow);
       rc = sqlite3_bind_text(pStmt, iParam++, zNow, -1, SQLITE_TRANSIENT);
     }else{
       rc = bindTimeArgument(pStmt, iParam++, argv[0]);
@@ -239,23 +239,23 @@ static void datetimeSubsecFunc(sqlite3_context *ctx, int argc,
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3_int64 iJD;
   char zOut[32];
-  if( computeJD(ctx, p, "datetime_subsec", argc, argv, &iJD)!=1 ) return;
-  sqlite3_result_text(ctx, zOut, formatJD(iJD, zOut), SQLITE_TRANSIENT);
+  if( sqlitetriggers_compute_jd(ctx, p, "datetime_subsec", argc, argv, &iJD)!=1 ) return;
+  sqlite3_result_text(ctx, zOut, sqlitetriggers_format_jd(iJD, zOut), SQLITE_TRANSIENT);
 }
 
 static void unixepochSubsecFunc(sqlite3_context *ctx, int argc,
                                 sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3_int64 iJD;
-  if( computeJD(ctx, p, "unixepoch_subsec", argc, argv, &iJD)!=1 ) return;
+  if( sqlitetriggers_compute_jd(ctx, p, "unixepoch_subsec", argc, argv, &iJD)!=1 ) return;
   sqlite3_result_double(ctx, (iJD - UNIX_EPOCH_JD_MS)/1000.0);
 }
 
-int registerTimeFunctions(sqlite3 *db, Connection *p){
-  int rc = connectionCreateFunction(db, "datetime_subsec", -1,
+int sqlitetriggers_register_time_functions(sqlite3 *db, Connection *p){
+  int rc = sqlitetriggers_connection_create_function(db, "datetime_subsec", -1,
                                     SQLITE_INNOCUOUS, p, datetimeSubsecFunc);
   if( rc==SQLITE_OK ){
-    rc = connectionCreateFunction(db, "unixepoch_subsec", -1,
+    rc = sqlitetriggers_connection_create_function(db, "unixepoch_subsec", -1,
                                   SQLITE_INNOCUOUS, p, unixepochSubsecFunc);
   }
   return rc;

@@ -164,7 +164,7 @@ static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   randomPoolBytes(&p->random, aRandom, 10);
   memcpy(aBlob+8, aRandom, 8);
   randomStart = (uint16_t)(aRandom[8]<<8 | aRandom[9]);
-  unixMs = (uint64_t)(connectionNowJD(p) - UNIX_EPOCH_JD_MS);
+  unixMs = (uint64_t)(sqlitetriggers_connection_now_jd(p) - UNIX_EPOCH_JD_MS);
   if( unixMs >= (uint64_t)1<<48 ) unixMs = 0;     /* before 1970 */
   if( p->isClockPinned || p->isSeeded ){
     tick = p->lastLocalV7Tick = nextTick(p->lastLocalV7Tick, unixMs,
@@ -229,7 +229,7 @@ static void uuidv7DatetimeFunc(sqlite3_context *ctx, int argc,
   char zOut[32];
   (void)argc;
   if( ms<0 || ms + UNIX_EPOCH_JD_MS > MAX_JD_MS ) return;
-  sqlite3_result_text(ctx, zOut, formatJD(ms + UNIX_EPOCH_JD_MS, zOut),
+  sqlite3_result_text(ctx, zOut, sqlitetriggers_format_jd(ms + UNIX_EPOCH_JD_MS, zOut),
                       SQLITE_TRANSIENT);
 }
 
@@ -252,7 +252,7 @@ static void derivedUuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   aSalt = sqlite3_value_blob(argv[0]);
   zTable = sqlite3_value_text(argv[1]);
   id = sqlite3_value_int64(argv[2]);
-  for(i=0; i<8; i++) key[i] = loadLittleEndian32(aSalt + 4*i);
+  for(i=0; i<8; i++) key[i] = sqlitetriggers_load_le32(aSalt + 4*i);
   for(i=0; zTable[i]; i++){
     unsigned char c = zTable[i];
     if( c>='A' && c<='Z' ) c += 'a' - 'A';
@@ -262,13 +262,13 @@ static void derivedUuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   input[1] = (uint32_t)((uint64_t)id >> 32);
   input[2] = (uint32_t)hash;
   input[3] = (uint32_t)(hash >> 32);
-  chacha20Block(key, input, aBlock);
+  sqlitetriggers_chacha20_block(key, input, aBlock);
   aBlock[6] = (aBlock[6] & 0x0f) | 0x80;
   aBlock[8] = (aBlock[8] & 0x3f) | 0x80;
   resultUuidText(ctx, aBlock);
 }
 
-int registerUuidFunctions(sqlite3 *db, Connection *p){
+int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p){
   static const struct {
     const char *zName;
     int nArg;
@@ -287,7 +287,7 @@ int registerUuidFunctions(sqlite3 *db, Connection *p){
   int rc = SQLITE_OK;
   size_t i;
   for(i=0; rc==SQLITE_OK && i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
-    rc = connectionCreateFunction(
+    rc = sqlitetriggers_connection_create_function(
         db, aFunc[i].zName, aFunc[i].nArg,
         SQLITE_INNOCUOUS | (aFunc[i].isPure ? SQLITE_DETERMINISTIC : 0),
         aFunc[i].isPure ? 0 : p, aFunc[i].xFunc);

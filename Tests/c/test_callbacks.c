@@ -434,6 +434,86 @@ static void testMisuse(void){
   sqlite3_close(plain);
 }
 
+/* ---- an observer that ends its own connection -------------------------- */
+
+typedef struct Ender {
+  Recorder rec;           /* first: countDestroy() takes an Ender too */
+  sqlite3 *db;
+  int isReregistering;    /* else it closes the connection */
+} Ender;
+
+static void endConnection(void *pArg, const sqlitetriggers_event *pEvent){
+  Ender *pEnder = (Ender*)pArg;
+  record(&pEnder->rec, "", pEvent);
+  if( pEnder->isReregistering ){
+    sqlitetriggers_register(pEnder->db);
+  }else{
+    expect(sqlite3_close(pEnder->db)==SQLITE_OK,
+           "an after-commit observer may close its connection");
+  }
+}
+
+static void testObserverEndsItsConnection(void){
+  int isReregistering;
+  for(isReregistering=0; isReregistering<2; isReregistering++){
+    Ender ender;
+    Recorder later = {{0}, 0, 0};
+    memset(&ender, 0, sizeof(ender));
+    ender.db = openRegistered(0);
+    ender.isReregistering = isReregistering;
+    exec(ender.db, schema);
+    sqlitetriggers_observe_after_commit(ender.db, 0, endConnection, &ender,
+                                        countDestroy, 0);
+    sqlitetriggers_observe_after_commit(ender.db, 0, recordAfterCommit,
+                                        &later, countDestroy, 0);
+    exec(ender.db, "INSERT INTO t(v) VALUES ('a'), ('b')");
+    expect(sqlitetriggers_deliver(ender.db)==SQLITE_ABORT,
+           isReregistering
+             ? "registering again inside delivery ends it with SQLITE_ABORT"
+             : "closing inside delivery ends it with SQLITE_ABORT");
+    expect(ender.rec.nCalls==1 && later.nCalls==0,
+           "after the connection ends, no observer is called again");
+    expect(ender.rec.nDestroyed==1 && later.nDestroyed==1,
+           "the ended state's observers are destroyed once");
+    if( isReregistering ){
+      char zOut[128];
+      exec(ender.db, "INSERT INTO t(v) VALUES ('c')");
+      queryText(ender.db, "SELECT group_concat(args) FROM swift_callback_log",
+                zOut);
+      expect(strcmp(zOut, "[\"c\"]")==0,
+             "the new registration records events afresh");
+      sqlite3_close(ender.db);
+    }
+  }
+}
+
+static void testReadOnlyConnectionRefuses(void){
+  const char *zPath = "build/test_c_readonly.sqlite";
+  sqlite3 *db = 0;
+  char zOut[128];
+  int rc;
+  sqlite3_stmt *pStmt = 0;
+  remove(zPath);
+  sqlite3_open(zPath, &db);
+  exec(db, "CREATE TABLE t(a)");
+  sqlite3_close(db);
+  sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, 0);
+  expect(sqlitetriggers_register(db)==SQLITE_OK,
+         "a read-only connection can be registered");
+  queryText(db, "SELECT uuid_version(uuid())", zOut);
+  expect(strcmp(zOut, "4")==0, "the other functions work read-only");
+  sqlite3_prepare_v2(db, "SELECT swift_callback('x')", -1, &pStmt, 0);
+  rc = sqlite3_step(pStmt);
+  expect(rc==SQLITE_ERROR || rc==SQLITE_READONLY, "swift_callback() fails read-only");
+  expect(strstr(sqlite3_errmsg(db), "read-only connection")!=0,
+         "and says the connection is read-only");
+  sqlite3_finalize(pStmt);
+  expect(sqlite3_extended_errcode(db)==SQLITE_READONLY,
+         "with SQLITE_READONLY");
+  sqlite3_close(db);
+  remove(zPath);
+}
+
 void runCallbackTests(void){
   testImmediateObserversAnswerInOrder();
   testEventAccessors();
@@ -447,4 +527,6 @@ void runCallbackTests(void){
   testCloseWithEventsWaiting();
   testRemovingTheLastObserverFreesWaitingEvents();
   testMisuse();
+  testObserverEndsItsConnection();
+  testReadOnlyConnectionRefuses();
 }

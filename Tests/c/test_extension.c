@@ -219,8 +219,8 @@ static void testChaCha20KnownAnswers(void){
   unsigned char aOut[1024], aPortable[1024];
   char zHex[129];
   int block, word, i;
-  randomInitOnce();
-  chacha20Blocks16(key, aOut);
+  sqlitetriggers_random_init_once();
+  sqlitetriggers_chacha20_blocks16(key, aOut);
   for(block=0; block<2; block++){
     for(word=0; word<16; word++){
       for(i=0; i<4; i++){
@@ -235,14 +235,14 @@ static void testChaCha20KnownAnswers(void){
     /* The single-block function, standard order, test vector 2 (block 1). */
     uint32_t zeroKey[8] = {0}, input[4] = {1, 0, 0, 0};
     unsigned char aBlock[64];
-    chacha20Block(zeroKey, input, aBlock);
+    sqlitetriggers_chacha20_block(zeroKey, input, aBlock);
     for(i=0; i<64; i++) snprintf(zHex + 2*i, 3, "%02x", aBlock[i]);
     expect(strcmp(zHex, rfc8439Block[1])==0,
            "the single-block ChaCha20 matches RFC 8439 test vector 2");
   }
   for(i=0; i<8; i++) key[i] = 0x9e3779b9u * (i + 1);
-  chacha20Blocks16(key, aOut);
-  chacha20Blocks16Portable(key, aPortable);
+  sqlitetriggers_chacha20_blocks16(key, aOut);
+  sqlitetriggers_chacha20_blocks16_portable(key, aPortable);
   expect(memcmp(aOut, aPortable, sizeof(aOut))==0,
          "the dispatched (AVX2 where present) keystream equals the portable one");
 }

@@ -309,3 +309,38 @@ else
     "0 < bytes per event < 100, retained < 1000000" \
     "$per_event bytes per event, retained $((now - base_now))"
 fi
+
+check "a name with a NUL character is refused, not cut at the NUL" \
+  "SELECT swift_callback('a' || char(0) || 'b');
+SELECT count(*) FROM swift_callback_log;" \
+  "Runtime error near line 2: swift_callback: the callback's name contains a NUL character
+0"
+
+ro_db=$(scratch_db)
+"$SQLITE3" "$ro_db" "CREATE TABLE t(a)"
+actual=$(printf '.load %s\nSELECT swift_callback(%s);\nSELECT count(*) FROM swift_callback_log;\n' \
+  "$EXT" "'x'" | "$SQLITE3" -batch -readonly "$ro_db" 2>&1)
+check_same "on a read-only connection swift_callback() fails instead of losing the event" \
+  "$actual" \
+  "Runtime error near line 2: swift_callback: cannot record an event on a read-only connection: events are delivered after commit, and it never commits (8)
+0"
+
+check "temp.swift_callback_pending cannot be dropped, in or out of a transaction" \
+  "$SCHEMA
+DROP TABLE temp.swift_callback_pending;
+BEGIN;
+INSERT INTO t(v) VALUES ('kept');
+DROP TABLE temp.swift_callback_pending;
+ROLLBACK;
+INSERT INTO t(v) VALUES ('after');
+$LOG" \
+  "Runtime error near line 4: SQL logic error
+Runtime error near line 7: SQL logic error
+1 inserted [\"after\"]"
+
+check "loading again replaces the pending table" \
+  "$SCHEMA
+.load $EXT
+INSERT INTO t(v) VALUES ('a');
+$LOG" \
+  "1 inserted [\"a\"]"

@@ -39,6 +39,15 @@ extern "C" {
 SQLITETRIGGERS_API int sqlitetriggers_register(sqlite3 *db);
 
 /*
+** The same, and on failure *pzErrMsg (when pzErrMsg is not NULL) receives
+** a message to free with sqlite3_free(), such as why a database's schema
+** was refused: a file whose schema calls swift_callback() or a test control
+** (from an index, a view, a trigger, ...) is never trusted with them.
+*/
+SQLITETRIGGERS_API int sqlitetriggers_register_v2(sqlite3 *db,
+                                                  char **pzErrMsg);
+
+/*
 ** Test controls, per connection.  They return SQLITE_MISUSE when db has
 ** not been registered.
 **

@@ -1,0 +1,116 @@
+# A database file must never reach swift_callback() or the test controls,
+# whatever its schema does and whatever the order of reading the schema,
+# attaching and loading.  Each hostile file is made with writable_schema,
+# as an attacker would; the function must not take effect, and the failure
+# must say so.
+
+# hostile_db KIND CALL: a file with one object of KIND whose SQL calls CALL,
+# where COL stands for column a (a DEFAULT, which cannot name a column,
+# gets 1).
+hostile_db() {
+  local db placeholder='abs(a)' ddl call=${2//COL/a}
+  db=$(scratch_db)
+  case $1 in
+    view)             ddl="CREATE TABLE t(a); CREATE VIEW v AS SELECT $placeholder FROM t;" ;;
+    trigger)          ddl="CREATE TABLE t(a); CREATE TABLE x(a);
+                       CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO x SELECT $placeholder FROM t; END;" ;;
+    default)          ddl="CREATE TABLE t(a, b DEFAULT (abs(1)));"; placeholder='abs(1)'; call=${2//COL/1} ;;
+    check)            ddl="CREATE TABLE t(a CHECK ($placeholder IS NOT 'x'));" ;;
+    generated)        ddl="CREATE TABLE t(a, b AS ($placeholder));" ;;
+    expression-index) ddl="CREATE TABLE t(a); CREATE INDEX ix ON t($placeholder);" ;;
+    partial-index)    ddl="CREATE TABLE t(a); CREATE INDEX px ON t(a) WHERE $placeholder IS NOT 'x';" ;;
+  esac
+  "$SQLITE3" "$db" "$ddl
+    PRAGMA writable_schema = ON;
+    UPDATE sqlite_schema SET sql = replace(sql, '$placeholder', '${call//\'/\'\'}')
+      WHERE sql LIKE '%abs(%';"
+  echo "$db"
+}
+
+# What each object needs to run: reading it and writing through it.
+TOUCH="INSERT INTO DB.t(a) VALUES (1);
+SELECT count(*) >= 0 FROM DB.t;
+SELECT count(*) >= 0 FROM DB.v;"
+
+# Whether a guarded function took effect, on this connection.
+EFFECTS="SELECT 'events logged: ' || count(*) FROM swift_callback_log;
+SELECT 'log capacity: ' || swift_callback_log_capacity();
+SELECT 'clock pinned: ' || (datetime_subsec() < '2010');
+SELECT 'seeded: ' || (uuid() = '5d2d08f0-a14e-4f5e-b06c-5cfe32938cfa');"
+NO_EFFECTS="events logged: 0
+log capacity: 1000
+clock pinned: 0
+seeded: 0"
+
+# The calls a file might make, one per guarded function.
+CALLS=("swift_callback('evil', COL)"
+       "swift_callback_log_capacity(0 * COL)"
+       "sqlitetriggers_pin_clock('2000-01-01', '+' || COL || ' seconds')"
+       "sqlitetriggers_seed_random(41 + COL)")
+
+for kind in view trigger default check generated expression-index partial-index; do
+  for call in "${CALLS[@]}"; do
+    fn=${call%%(*}
+    for trusted in ON OFF; do
+      db=$(hostile_db "$kind" "$call")
+      for order in read-then-load load-then-read; do
+        # The file as main: loading refuses, naming the object.
+        pre=""; [ $order = read-then-load ] && pre="SELECT count(*) FROM sqlite_schema;"
+        out=$(printf '%s\nPRAGMA trusted_schema = %s;\n.load %s\n' "$pre" "$trusted" "$EXT" |
+              "$SQLITE3" -batch "$db" 2>&1)
+        case $out in
+          *"refused: "*" in database \"main\" calls $fn();"*) pass "main $kind $fn $trusted $order" ;;
+          *) fail "main $kind $fn trusted_schema=$trusted $order: .load refuses" "refused: ... calls $fn()" "$out" ;;
+        esac
+      done
+      # The file attached after loading: every call from it is refused, and
+      # nothing takes effect.
+      out=$(sql "PRAGMA trusted_schema = $trusted;
+ATTACH '$db' AS h;
+${TOUCH//DB/h}
+DETACH h;
+$EFFECTS")
+      tail=$(echo "$out" | tail -n 4)
+      if [ "$tail" == "$NO_EFFECTS" ] &&
+         { [[ $out == *"refused: "*" in database \"h\" calls $fn();"* ]] ||
+           [[ $out == *"unsafe use of $fn()"* ]] ||
+           [[ $out == *"non-deterministic functions prohibited"* ]]; }; then
+        pass "attached $kind $fn $trusted"
+      else
+        fail "attached after .load: $kind calling $fn(), trusted_schema=$trusted" \
+          "an error naming the object or the unsafe use, then $NO_EFFECTS" "$out"
+      fi
+    done
+  done
+done
+
+for spelled in '"swift_callback"(a)' '[SWIFT_CALLBACK] /* c */ (a)' '`swift_callback`
+(a)'; do
+  db=$(hostile_db expression-index "$spelled")
+  out=$(printf '.load %s\n' "$EXT" | "$SQLITE3" -batch "$db" 2>&1)
+  check_same "a quoted name in an index is still refused: $spelled" \
+    "$(echo "$out" | grep -o 'index "ix" in database "main" calls swift_callback()')" \
+    'index "ix" in database "main" calls swift_callback()'
+done
+
+# Names in strings and comments, and columns of that name, are not calls.
+db=$(scratch_db)
+"$SQLITE3" "$db" "CREATE TABLE t(swift_callback TEXT DEFAULT 'swift_callback(1)'
+  /* swift_callback(2) */ CHECK (swift_callback <> 'sqlitetriggers_pin_clock()'));
+  CREATE INDEX ix ON t(swift_callback);"
+check "a column named swift_callback and the name in strings and comments are harmless" \
+  "INSERT INTO t DEFAULT VALUES;
+SELECT swift_callback FROM t;
+SELECT swift_callback('direct') IS NULL;" \
+  "swift_callback(1)
+1" "$db"
+
+check "the app's own TEMP triggers and views may call the guarded functions" \
+  "CREATE TABLE t(a);
+CREATE TEMP TRIGGER tr AFTER INSERT ON t BEGIN SELECT swift_callback('ok', new.a); END;
+CREATE TEMP VIEW v AS SELECT sqlitetriggers_seed_random(7) AS s;
+INSERT INTO t VALUES (1);
+SELECT * FROM v;
+SELECT name, args FROM swift_callback_log;" \
+  "7
+ok|[1]"

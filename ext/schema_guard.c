@@ -1,0 +1,175 @@
+/*
+** schema_guard.c: keep database files away from the direct-only functions.
+**
+** swift_callback(), swift_callback_log_capacity(), sqlitetriggers_pin_clock()
+** and sqlitetriggers_seed_random() are registered SQLITE_DIRECTONLY, and
+** SQLite refuses them in views, triggers, DEFAULTs, CHECKs and generated
+** columns read from a file.  Index expressions and partial-index WHERE
+** clauses escape that rule: when SQLite parses a schema before the function
+** exists it accepts the unknown name, and once the function exists it never
+** checks again.  A hostile file could then fake events, switch the log off,
+** pin the clock or seed uuid() to known values.
+**
+** So a schema that names one of these functions as a function call, in any
+** object of any attached database other than TEMP (the app's own), makes
+** registration fail, and makes every call of a guarded function fail, with
+** an error naming the database, the object and the function:
+**
+**   swift_callback: refused: index "ix" in database "main" calls
+**   swift_callback(); a database file must never reach this function
+**   (drop the object, or move it to the TEMP schema)
+**
+** Calls are checked because a file ATTACHed after registration is read
+** later.  swift_callback() checks once per transaction, when it joins it
+** (ATTACH is impossible inside a transaction); the controls check on every
+** call.  The scan reads sqlite_schema with a LIKE prefilter, then tokenizes
+** each candidate as SQLite does, so names in string literals and comments
+** are ignored and quoted names ("swift_callback"(...)) are caught.
+*/
+#include "sqlitetriggers_internal.h"
+
+#include <string.h>
+
+static const char *const aGuardedName[] = {
+  "swift_callback", "swift_callback_log_capacity",
+  "sqlitetriggers_pin_clock", "sqlitetriggers_seed_random",
+};
+#define N_GUARDED_NAME (int)(sizeof(aGuardedName)/sizeof(aGuardedName[0]))
+
+static int isIdentChar(unsigned char c){
+  return (c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9')
+      || c=='_' || c=='$' || c>=0x80;
+}
+
+/* The length of the space or comment at z (0 if there is none). */
+static int skipSpaceAndComments(const char *z){
+  const char *p = z;
+  for(;;){
+    if( *p==' ' || *p=='\t' || *p=='\n' || *p=='\r' || *p=='\f' ){
+      p++;
+    }else if( p[0]=='-' && p[1]=='-' ){
+      while( *p && *p!='\n' ) p++;
+    }else if( p[0]=='/' && p[1]=='*' ){
+      p += 2;
+      while( *p && !(p[0]=='*' && p[1]=='/') ) p++;
+      if( *p ) p += 2;
+    }else{
+      return (int)(p - z);
+    }
+  }
+}
+
+/* The guarded name equal (ASCII case-insensitively) to z[0..n), or 0. */
+static const char *guardedName(const char *z, int n){
+  int i;
+  for(i=0; i<N_GUARDED_NAME; i++){
+    if( (int)strlen(aGuardedName[i])==n
+     && sqlite3_strnicmp(z, aGuardedName[i], n)==0 ){
+      return aGuardedName[i];
+    }
+  }
+  return 0;
+}
+
+/*
+** The guarded function that zSql calls, or 0.  Tokens are read as
+** SQLite's tokenizer reads them: strings '...' and comments are skipped;
+** a bare, "double-quoted", [bracketed] or `backticked` identifier followed
+** by "(" is a call.
+*/
+static const char *sqlCallsGuardedFunction(const char *zSql){
+  const char *z = zSql;
+  while( *z ){
+    const char *zName = 0, *zFound;
+    int nName = 0, nSkip = skipSpaceAndComments(z);
+    if( nSkip ){ z += nSkip; continue; }
+    if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
+      char cEnd = *z=='[' ? ']' : *z;
+      int hasEscape = 0;
+      zName = ++z;
+      while( *z ){
+        if( *z==cEnd ){
+          if( cEnd!=']' && z[1]==cEnd ){ hasEscape = 1; z += 2; continue; }
+          break;
+        }
+        z++;
+      }
+      nName = (int)(z - zName);
+      if( *z ) z++;
+      /* A string literal is never a function name; an escaped quote means
+      ** the name differs from every guarded one. */
+      if( zName[-1]=='\'' || hasEscape ) continue;
+    }else if( isIdentChar((unsigned char)*z) ){
+      zName = z;
+      while( isIdentChar((unsigned char)*z) ) z++;
+      nName = (int)(z - zName);
+    }else{
+      z++;
+      continue;
+    }
+    zFound = guardedName(zName, nName);
+    if( zFound && z[skipSpaceAndComments(z)]=='(' ) return zFound;
+  }
+  return 0;
+}
+
+/*
+** SQLITE_OK when no schema but TEMP names a guarded function.  Otherwise
+** an error code, with *pzErr (sqlite3_free it) saying where, prefixed by
+** zFunc.  A schema that cannot be read is reported the same way: a file
+** that cannot be checked is not trusted.
+*/
+int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
+  int iDb, rc = SQLITE_OK;
+  const char *zDb;
+  *pzErr = 0;
+  for(iDb=0; rc==SQLITE_OK && (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
+    sqlite3_stmt *pStmt = 0;
+    char *zSql;
+    if( iDb==1 ) continue;                  /* TEMP: the app's own */
+    zSql = sqlite3_mprintf(
+        "SELECT type, name, sql FROM \"%w\".sqlite_schema"
+        " WHERE sql LIKE '%%swift%%callback%%'"
+        " OR sql LIKE '%%sqlitetriggers%%'", zDb);
+    if( zSql==0 ) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+    sqlite3_free(zSql);
+    while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zObjSql = (const char*)sqlite3_column_text(pStmt, 2);
+      const char *zCalled = zObjSql ? sqlCallsGuardedFunction(zObjSql) : 0;
+      if( zCalled ){
+        *pzErr = sqlite3_mprintf(
+            "%s: refused: %s \"%w\" in database \"%w\" calls %s(); a database "
+            "file must never reach this function (drop the object, or move "
+            "it to the TEMP schema)", zFunc,
+            (const char*)sqlite3_column_text(pStmt, 0),
+            (const char*)sqlite3_column_text(pStmt, 1), zDb, zCalled);
+        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt);
+    else sqlite3_finalize(pStmt);
+    if( rc!=SQLITE_OK && *pzErr==0 && rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: cannot check the schema of database "
+                               "\"%w\": %s", zFunc, zDb, sqlite3_errmsg(db));
+    }
+  }
+  return rc;
+}
+
+/* The guard for a SQL function: 1 if the call may go on, else 0 with the
+** error set on ctx. */
+int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
+  char *zErr = 0;
+  int rc = sqlitetriggers_schema_guard(sqlite3_context_db_handle(ctx), zFunc,
+                                       &zErr);
+  if( rc==SQLITE_OK ) return 1;
+  if( zErr ){
+    sqlite3_result_error(ctx, zErr, -1);
+    sqlite3_free(zErr);
+    if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+  }else{
+    sqlite3_result_error_code(ctx, rc);
+  }
+  return 0;
+}
