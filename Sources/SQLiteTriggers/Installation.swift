@@ -41,7 +41,19 @@ public enum RawConnection {
     /// sqlite3_open(":memory:", &handle)
     /// try RawConnection.install(on: handle!)
     /// ```
+    ///
+    /// Installing fails when the schema of a database file calls
+    /// `swift_callback()` or a test control from any object (an index, a
+    /// view, a trigger, ...): a file is never trusted with them, and the
+    /// error names the object.
     public static func install(on connection: OpaquePointer) throws(SQLiteTriggersError) {
-        try SQLiteTriggersError.check(sqlitetriggers_register(connection), connection)
+        var message: UnsafeMutablePointer<CChar>?
+        let resultCode = sqlitetriggers_register_v2(connection, &message)
+        defer { sqlite3_free(message) }
+        guard resultCode == SQLITE_OK else {
+            throw SQLiteTriggersError(
+                resultCode: resultCode,
+                message: message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(resultCode)))
+        }
     }
 }

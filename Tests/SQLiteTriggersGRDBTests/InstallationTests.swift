@@ -149,4 +149,34 @@ func temporaryDatabasePath() -> String {
         }
         #expect(error.message == "unsafe use of sqlitetriggers_pin_clock()")
     }
+
+    @Test func aFileWhoseIndexCallsSwiftCallbackIsRefusedAtInstall() throws {
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                CREATE TABLE t(a);
+                CREATE INDEX ix ON t(abs(a));
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET sql = replace(sql, 'abs(a)', 'swift_callback(''evil'', a)')
+                  WHERE name = 'ix';
+                """)
+        }
+        let error = try #require(throws: DatabaseError.self) {
+            _ = try DatabaseQueue(path: path, configuration: installingConfiguration())
+        }
+        #expect(error.message?.hasPrefix(
+            #"sqlitetriggers: refused: index "ix" in database "main" calls swift_callback()"#) == true)
+    }
+
+    @Test func swiftCallbackOnAPoolReaderFailsInsteadOfLosingTheEvent() throws {
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        let pool = try DatabasePool(path: path, configuration: installingConfiguration())
+        let error = try #require(throws: DatabaseError.self) {
+            try pool.read { db in try db.execute(sql: "SELECT swift_callback('lost')") }
+        }
+        #expect(error.resultCode == .SQLITE_READONLY)
+        #expect(error.message?.contains("read-only connection") == true)
+    }
 }
