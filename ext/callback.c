@@ -59,6 +59,7 @@
 #include "sqlitetriggers_internal.h"
 #include "include/sqlitetriggers.h"
 
+#include <assert.h>
 #include <math.h>
 
 #define MAX_CALLBACK_ARGS 126
@@ -95,20 +96,27 @@ struct StoredEvent {
   sqlitetriggers_event event;
 };
 
+/* A copy of the event, or NULL when out of memory (a text or blob that
+** cannot be read counts too). */
 static StoredEvent *storedEventCreate(const char *zName, int nArg,
                                       sqlite3_value **apArg){
-  size_t nName = strlen(zName) + 1, nByte;
+  sqlite3_uint64 nName = strlen(zName) + 1, nByte;
   StoredEvent *pEv;
   unsigned char *pData;
   int i;
+  assert( nArg>=0 && nArg<=MAX_CALLBACK_ARGS );
   nByte = sizeof(StoredEvent) + nArg*sizeof(StoredArg) + nName;
   for(i=0; i<nArg; i++){
     int eType = sqlite3_value_type(apArg[i]);
+    /* Reading converts (and allocates) once: the second pass below gets
+    ** the same pointers without failing. */
     if( eType==SQLITE_TEXT ){
-      sqlite3_value_text(apArg[i]);
-      nByte += sqlite3_value_bytes(apArg[i]) + 1;
+      if( sqlite3_value_text(apArg[i])==0 ) return 0;
+      nByte += (sqlite3_uint64)sqlite3_value_bytes(apArg[i]) + 1;
     }else if( eType==SQLITE_BLOB ){
-      nByte += sqlite3_value_bytes(apArg[i]);
+      if( sqlite3_value_bytes(apArg[i])>0
+       && sqlite3_value_blob(apArg[i])==0 ) return 0;
+      nByte += (sqlite3_uint64)sqlite3_value_bytes(apArg[i]);
     }
   }
   pEv = sqlite3_malloc64(nByte);
@@ -256,12 +264,18 @@ struct CallbackState {
   int nLogCapacity, nLog, iLogHead;
 };
 
+/* Room for nMore more events.  Counts stay ints: past MAX_EVENTS (in one
+** transaction, or waiting) a list refuses to grow, on 32-bit targets too. */
+#define MAX_EVENTS 0x3fffffff
 static int eventListReserve(EventList *pList, int nMore){
+  assert( pList->n>=0 && pList->n<=pList->nAlloc && nMore>=0 );
+  assert( pList->iHead>=0 && pList->iHead<=pList->n );
+  if( nMore > MAX_EVENTS - pList->n ) return SQLITE_NOMEM;
   if( pList->n + nMore > pList->nAlloc ){
     int nNew = pList->nAlloc ? pList->nAlloc : 16;
     StoredEvent **aNew;
-    while( nNew < pList->n + nMore ) nNew *= 2;
-    aNew = sqlite3_realloc64(pList->a, nNew*sizeof(StoredEvent*));
+    while( nNew < pList->n + nMore ) nNew = nNew>MAX_EVENTS/2 ? MAX_EVENTS : 2*nNew;
+    aNew = sqlite3_realloc64(pList->a, (sqlite3_uint64)nNew*sizeof(StoredEvent*));
     if( aNew==0 ) return SQLITE_NOMEM;
     pList->a = aNew;
     pList->nAlloc = nNew;
@@ -369,13 +383,19 @@ void sqlitetriggers_callback_state_free(CallbackState *pState){
 
 /* ---- commit, rollback, savepoints -------------------------------------- */
 
+/* The log's ring, allocated before anything commits into it. */
+static int logReserve(CallbackState *pState){
+  if( pState->nLogCapacity==0 || pState->aLog ) return SQLITE_OK;
+  pState->aLog = sqlite3_malloc64((sqlite3_uint64)pState->nLogCapacity
+                                  * sizeof(StoredEvent*));
+  return pState->aLog ? SQLITE_OK : SQLITE_NOMEM;
+}
+
 static void logAppend(CallbackState *pState, StoredEvent *pEv){
   int iSlot;
-  if( pState->nLogCapacity==0 ) return;
-  if( pState->aLog==0 ){
-    pState->aLog = sqlite3_malloc64(pState->nLogCapacity*sizeof(StoredEvent*));
-    if( pState->aLog==0 ) return;   /* the log is best effort */
-  }
+  assert( pState->nLogCapacity==0 || pState->aLog!=0 );
+  if( pState->aLog==0 ) return;
+  assert( pState->nLog>=0 && pState->nLog<=pState->nLogCapacity );
   if( pState->nLog==pState->nLogCapacity ){
     storedEventRelease(pState->aLog[pState->iLogHead]);
     pState->iLogHead = (pState->iLogHead + 1) % pState->nLogCapacity;
@@ -405,15 +425,26 @@ static void transactionEnd(CallbackState *pState){
   pState->isEnlisted = 0;
 }
 
+/* Make room for n events to commit: in the log, and in the queue when an
+** after-commit observer listens.  Committing cannot fail after this. */
+static int commitReserve(CallbackState *pState, int n){
+  int rc = n>0 ? logReserve(pState) : SQLITE_OK;
+  if( rc==SQLITE_OK && hasAfterCommitObserver(pState) ){
+    rc = eventListReserve(&pState->queue, n);
+  }
+  return rc;
+}
+
 static int transactionSync(CallbackState *pState){
-  /* The last step that may still fail the commit: make room to queue. */
-  if( !hasAfterCommitObserver(pState) ) return SQLITE_OK;
-  return eventListReserve(&pState->queue, pState->pending.n);
+  /* The last step that may still fail the commit. */
+  return commitReserve(pState, pState->pending.n);
 }
 
 static void transactionCommit(CallbackState *pState){
-  int i, isQueued = hasAfterCommitObserver(pState)
-                    && eventListReserve(&pState->queue, pState->pending.n)==SQLITE_OK;
+  /* transactionSync() made the room, so this allocates nothing. */
+  int rc = commitReserve(pState, pState->pending.n), i, isQueued;
+  assert( rc==SQLITE_OK );
+  isQueued = rc==SQLITE_OK && hasAfterCommitObserver(pState);
   for(i=0; i<pState->pending.n; i++){
     commitEvent(pState, pState->pending.a[i], isQueued);
   }
@@ -425,10 +456,12 @@ static int savepointBegin(CallbackState *pState, int iLevel){
   for(i=0; i<pState->nMark; i++){
     if( pState->aMark[i].iLevel==iLevel ) return SQLITE_OK;  /* told twice */
   }
+  assert( pState->nMark>=0 && pState->nMark<=pState->nMarkAlloc );
   if( pState->nMark==pState->nMarkAlloc ){
+    /* Savepoint levels are ints too: the marks never outnumber them. */
     int nNew = pState->nMarkAlloc ? 2*pState->nMarkAlloc : 8;
     SavepointMark *aNew = sqlite3_realloc64(pState->aMark,
-                                            nNew*sizeof(SavepointMark));
+                                  (sqlite3_uint64)nNew*sizeof(SavepointMark));
     if( aNew==0 ) return SQLITE_NOMEM;
     pState->aMark = aNew;
     pState->nMarkAlloc = nNew;
@@ -745,8 +778,12 @@ static int dispatchImmediate(sqlite3_context *ctx, CallbackState *pState,
       char *zDefault = zError ? 0 : sqlite3_mprintf(
           "swift_callback: an observer of '%s' refused the change",
           pEvent->zName);
-      sqlite3_result_error(ctx, zError ? zError : zDefault, -1);
-      sqlite3_result_error_code(ctx, SQLITE_CONSTRAINT_FUNCTION);
+      if( zError || zDefault ){
+        sqlite3_result_error(ctx, zError ? zError : zDefault, -1);
+        sqlite3_result_error_code(ctx, SQLITE_CONSTRAINT_FUNCTION);
+      }else{
+        sqlite3_result_error_nomem(ctx);
+      }
       sqlite3_free(zDefault);
       isRefused = 1;
     }
@@ -847,9 +884,12 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
     /* Our INSERT was the only writer of a statement outside BEGIN, and
     ** committed as it finished: nothing this statement does can roll back
     ** the event. */
-    int isQueued = hasAfterCommitObserver(pState)
-                   && eventListReserve(&pState->queue, 1)==SQLITE_OK;
-    commitEvent(pState, pEv, isQueued);
+    if( commitReserve(pState, 1)!=SQLITE_OK ){
+      storedEventRelease(pEv);
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    commitEvent(pState, pEv, hasAfterCommitObserver(pState));
     storedEventRelease(pEv);
   }
 }
@@ -1040,7 +1080,7 @@ int sqlitetriggers_set_callback_log_capacity(sqlite3 *db, int nCapacity){
   pState = p->pCallbacks;
   nKeep = pState->nLog < nCapacity ? pState->nLog : nCapacity;
   if( nKeep>0 ){
-    aNew = sqlite3_malloc64(nCapacity*sizeof(StoredEvent*));
+    aNew = sqlite3_malloc64((sqlite3_uint64)nCapacity*sizeof(StoredEvent*));
     if( aNew==0 ) return SQLITE_NOMEM;
   }
   /* Keep the newest nKeep events, oldest first, at the start of aNew. */

@@ -168,6 +168,8 @@ int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
     sqlite3_result_error(ctx, zErr, -1);
     sqlite3_free(zErr);
     if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+  }else if( rc==SQLITE_NOMEM ){
+    sqlite3_result_error_nomem(ctx);
   }else{
     sqlite3_result_error_code(ctx, rc);
   }

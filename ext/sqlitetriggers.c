@@ -166,10 +166,13 @@ static void pinClockFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   rc = sqlitetriggers_compute_jd(ctx, p, "sqlitetriggers_pin_clock", argc, argv, &iJD);
-  if( rc<0 ) return;
-  if( rc==0 ){
-    sqlite3_result_error(ctx, "sqlitetriggers_pin_clock: the argument is not "
-                              "a time value datetime() accepts", -1);
+  if( rc==JD_ERROR ) return;
+  if( rc==JD_NULL ){
+    /* SQLite's julianday() answers NULL to both. */
+    sqlite3_result_error(ctx, "sqlitetriggers_pin_clock: not a time value "
+                              "and modifiers datetime() accepts, or an instant "
+                              "outside its range (-4713-11-24 12:00:00 to "
+                              "9999-12-31 23:59:59.999 UTC)", -1);
     return;
   }
   p->isClockPinned = 1;
@@ -238,10 +241,11 @@ int sqlitetriggers_register(sqlite3 *db){
 
 int sqlitetriggers_pin_clock(sqlite3 *db, sqlite3_int64 unixMillis){
   Connection *p = sqlitetriggers_connection_find(db);
-  sqlite3_int64 iJD = unixMillis + UNIX_EPOCH_JD_MS;
   if( p==0 ) return SQLITE_MISUSE;
-  if( iJD<0 || iJD>MAX_JD_MS ) return SQLITE_RANGE;
-  p->pinnedJD = iJD;
+  /* Compared before adding: unixMillis may be anywhere in int64. */
+  if( unixMillis < -UNIX_EPOCH_JD_MS
+   || unixMillis > MAX_JD_MS - UNIX_EPOCH_JD_MS ) return SQLITE_RANGE;
+  p->pinnedJD = unixMillis + UNIX_EPOCH_JD_MS;
   p->isClockPinned = 1;
   return SQLITE_OK;
 }

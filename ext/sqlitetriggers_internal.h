@@ -96,6 +96,9 @@ sqlite3_int64 sqlitetriggers_connection_now_jd(Connection *p);
 
 /* time.c */
 int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut);
+#define JD_ERROR  (-1)
+#define JD_NULL     0
+#define JD_OK       1
 int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *zFunc,
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD);
 int sqlitetriggers_register_time_functions(sqlite3 *db, Connection *p);

@@ -19,7 +19,8 @@
 **       go to its julianday() and the resulting millisecond is formatted
 **       here.  'now' means the same instant as datetime_subsec() above,
 **       pinned or not.  'subsec' and 'subsecond' modifiers are accepted and
-**       ignored.  A fraction of a second above .999 counts as .999, as in
+**       ignored; as the time value they mean 'now', as on 3.42+
+**       (datetime_subsec('subsec', '+1 day') is this time tomorrow).  A fraction of a second above .999 counts as .999, as in
 **       newer SQLite, where 3.40 rounds it up into the next second.  Years before 0000 print as '-YYYY'.  Anything datetime()
 **       rejects (a malformed value, an unknown modifier, a NULL, a result
 **       outside 4714 BC .. 9999 AD) gives NULL.
@@ -109,34 +110,39 @@ static int isDigit(char c){ return c>='0' && c<='9'; }
 /*
 ** SQLite 3.42+ parses 'HH:MM:SS.ffff' with the fraction truncated to .999
 ** when it exceeds it, where 3.40 rounds 23:59:59.9999 up into the next day.
-** Return a copy of z (free with sqlite3_free) with such a fraction cut to
-** .999, or NULL when z has none.
+** Set *pzCopy to a copy of z (free with sqlite3_free) with such a fraction
+** cut to .999, or to NULL when z has none.  SQLITE_NOMEM if the copy fails.
 */
-static char *clampFraction(const char *z){
+static int clampFraction(const char *z, char **pzCopy){
   const char *p, *zDigits, *zEnd;
   int isAbove999 = 0;
-  char *zCopy;
+  *pzCopy = 0;
   for(p=z; *p; p++){
     if( p[0]=='.' && p-z>=8 && p[-3]==':' && p[-6]==':'
      && isDigit(p[-1]) && isDigit(p[-2]) && isDigit(p[-4])
      && isDigit(p[-5]) && isDigit(p[-7]) && isDigit(p[-8]) ) break;
   }
-  if( *p==0 ) return 0;
+  if( *p==0 ) return SQLITE_OK;
   zDigits = p+1;
-  if( zDigits[0]!='9' || zDigits[1]!='9' || zDigits[2]!='9' ) return 0;
+  if( zDigits[0]!='9' || zDigits[1]!='9' || zDigits[2]!='9' ) return SQLITE_OK;
   for(zEnd=zDigits+3; isDigit(*zEnd); zEnd++) isAbove999 |= *zEnd!='0';
-  if( !isAbove999 ) return 0;
-  zCopy = sqlite3_mprintf("%.*s%s", (int)(zDigits+3-z), z, zEnd);
-  return zCopy;
+  if( !isAbove999 ) return SQLITE_OK;
+  *pzCopy = sqlite3_mprintf("%.*s%s", (int)(zDigits+3-z), z, zEnd);
+  return *pzCopy ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* Bind pVal as parameter i, with its fraction clamped where needed. */
 static int bindTimeArgument(sqlite3_stmt *pStmt, int i, sqlite3_value *pVal){
+  const char *z;
   char *zClamped;
+  int rc;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
     return sqlite3_bind_value(pStmt, i, pVal);
   }
-  zClamped = clampFraction((const char*)sqlite3_value_text(pVal));
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = clampFraction(z, &zClamped);
+  if( rc!=SQLITE_OK ) return rc;
   if( zClamped==0 ) return sqlite3_bind_value(pStmt, i, pVal);
   return sqlite3_bind_text(pStmt, i, zClamped, -1, sqlite3_free);
 }
@@ -179,8 +185,9 @@ static int helperStatement(int nArg, sqlite3_stmt **ppStmt){
 
 /*
 ** The instant named by the arguments of a datetime()-style call, as iJD.
-** Returns 1 with *piJD set, 0 where datetime() would give NULL, or -1
-** after setting an error on ctx.
+** Returns JD_OK with *piJD set; JD_NULL where datetime() gives NULL (not
+** a time, or outside -4713-11-24 12:00 .. 9999-12-31 23:59:59.999); or
+** JD_ERROR after setting an error on ctx.
 */
 int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *zFunc,
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD){
@@ -189,14 +196,15 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
   int nKept = 0, i, rc, result = 0;
   if( argc==0 ){
     *piJD = sqlitetriggers_connection_now_jd(p);
-    return 1;
+    return JD_OK;
   }
   for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
   pthread_mutex_lock(&helperMutex);
   rc = helperStatement(1 + nKept, &pStmt);
   if( rc==SQLITE_OK ){
     int iParam = 1;
-    if( isNow(argv[0]) ){
+    /* datetime('subsec') on 3.42+ means 'now', with milliseconds. */
+    if( isNow(argv[0]) || isIgnoredModifier(argv[0]) ){
       sqlitetriggers_format_jd(sqlitetriggers_connection_now_jd(p), zNow);
       rc = sqlite3_bind_text(pStmt, iParam++, zNow, -1, SQLITE_TRANSIENT);
     }else{
@@ -211,19 +219,26 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
     if( rc==SQLITE_ROW ){
       rc = SQLITE_OK;
       if( sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
-        double jd = sqlite3_column_double(pStmt, 0);
-        *piJD = (sqlite3_int64)(jd*86400000.0 + 0.5);
-        result = *piJD>=0 && *piJD<=MAX_JD_MS;
+        /* In range exactly when the truncated value is, checked before
+        ** the conversion, which is undefined for a huge double. */
+        double ms = sqlite3_column_double(pStmt, 0)*86400000.0 + 0.5;
+        if( ms>-1.0 && ms<(double)MAX_JD_MS + 1.0 ){
+          *piJD = (sqlite3_int64)ms;
+          result = JD_OK;
+        }
       }
     }
   }
-  if( rc!=SQLITE_OK ){
+  if( rc==SQLITE_NOMEM ){
+    sqlite3_result_error_nomem(ctx);
+    result = JD_ERROR;
+  }else if( rc!=SQLITE_OK ){
     char *zErr = sqlite3_mprintf("%s: %s", zFunc,
                                  helperDb ? sqlite3_errmsg(helperDb)
                                           : sqlite3_errstr(rc));
     sqlite3_result_error(ctx, zErr ? zErr : zFunc, -1);
     sqlite3_free(zErr);
-    result = -1;
+    result = JD_ERROR;
   }
   if( pStmt ){
     sqlite3_reset(pStmt);
@@ -239,7 +254,9 @@ static void datetimeSubsecFunc(sqlite3_context *ctx, int argc,
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3_int64 iJD;
   char zOut[32];
-  if( sqlitetriggers_compute_jd(ctx, p, "datetime_subsec", argc, argv, &iJD)!=1 ) return;
+  if( sqlitetriggers_compute_jd(ctx, p, "datetime_subsec", argc, argv, &iJD)!=JD_OK ){
+    return;
+  }
   sqlite3_result_text(ctx, zOut, sqlitetriggers_format_jd(iJD, zOut), SQLITE_TRANSIENT);
 }
 
@@ -247,7 +264,9 @@ static void unixepochSubsecFunc(sqlite3_context *ctx, int argc,
                                 sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3_int64 iJD;
-  if( sqlitetriggers_compute_jd(ctx, p, "unixepoch_subsec", argc, argv, &iJD)!=1 ) return;
+  if( sqlitetriggers_compute_jd(ctx, p, "unixepoch_subsec", argc, argv, &iJD)!=JD_OK ){
+    return;
+  }
   sqlite3_result_double(ctx, (iJD - UNIX_EPOCH_JD_MS)/1000.0);
 }
 

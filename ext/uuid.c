@@ -108,16 +108,23 @@ static int uuidFromText(const unsigned char *z, unsigned char *aBlob){
   return z[0]==0;
 }
 
-/* The 16 bytes of a UUID argument, or NULL when it is not one. */
-static const unsigned char *uuidArgument(sqlite3_value *pVal,
+/* The 16 bytes of a UUID argument, or NULL when it is not one.  Reading a
+** text or a zeroblob can run out of memory: then NULL too, with the error
+** set on ctx, so that it is never mistaken for "not a UUID". */
+static const unsigned char *uuidArgument(sqlite3_context *ctx,
+                                         sqlite3_value *pVal,
                                          unsigned char *aBuf){
+  const unsigned char *z;
   switch( sqlite3_value_type(pVal) ){
-    case SQLITE_TEXT: {
-      const unsigned char *z = sqlite3_value_text(pVal);
+    case SQLITE_TEXT:
+      z = sqlite3_value_text(pVal);
+      if( z==0 ) sqlite3_result_error_nomem(ctx);
       return z && uuidFromText(z, aBuf) ? aBuf : 0;
-    }
     case SQLITE_BLOB:
-      return sqlite3_value_bytes(pVal)==16 ? sqlite3_value_blob(pVal) : 0;
+      if( sqlite3_value_bytes(pVal)!=16 ) return 0;
+      z = sqlite3_value_blob(pVal);
+      if( z==0 ) sqlite3_result_error_nomem(ctx);
+      return z;
     default:
       return 0;
   }
@@ -185,14 +192,14 @@ static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 static void uuidStrFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   unsigned char aBuf[16];
-  const unsigned char *aBlob = uuidArgument(argv[0], aBuf);
+  const unsigned char *aBlob = uuidArgument(ctx, argv[0], aBuf);
   (void)argc;
   if( aBlob ) resultUuidText(ctx, aBlob);
 }
 
 static void uuidBlobFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   unsigned char aBuf[16];
-  const unsigned char *aBlob = uuidArgument(argv[0], aBuf);
+  const unsigned char *aBlob = uuidArgument(ctx, argv[0], aBuf);
   (void)argc;
   if( aBlob ) sqlite3_result_blob(ctx, aBlob, 16, SQLITE_TRANSIENT);
 }
@@ -200,15 +207,15 @@ static void uuidBlobFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 static void uuidVersionFunc(sqlite3_context *ctx, int argc,
                             sqlite3_value **argv){
   unsigned char aBuf[16];
-  const unsigned char *aBlob = uuidArgument(argv[0], aBuf);
+  const unsigned char *aBlob = uuidArgument(ctx, argv[0], aBuf);
   (void)argc;
   if( aBlob && isRfcVariant(aBlob) ) sqlite3_result_int(ctx, aBlob[6]>>4);
 }
 
 /* The millisecond of a v7 UUID argument, or -1 when it is not one. */
-static sqlite3_int64 uuidv7Millis(sqlite3_value *pVal){
+static sqlite3_int64 uuidv7Millis(sqlite3_context *ctx, sqlite3_value *pVal){
   unsigned char aBuf[16];
-  const unsigned char *aBlob = uuidArgument(pVal, aBuf);
+  const unsigned char *aBlob = uuidArgument(ctx, pVal, aBuf);
   sqlite3_int64 ms = 0;
   int i;
   if( aBlob==0 || !isRfcVariant(aBlob) || (aBlob[6]>>4)!=7 ) return -1;
@@ -218,14 +225,14 @@ static sqlite3_int64 uuidv7Millis(sqlite3_value *pVal){
 
 static void uuidv7TimestampFunc(sqlite3_context *ctx, int argc,
                                 sqlite3_value **argv){
-  sqlite3_int64 ms = uuidv7Millis(argv[0]);
+  sqlite3_int64 ms = uuidv7Millis(ctx, argv[0]);
   (void)argc;
   if( ms>=0 ) sqlite3_result_int64(ctx, ms);
 }
 
 static void uuidv7DatetimeFunc(sqlite3_context *ctx, int argc,
                                sqlite3_value **argv){
-  sqlite3_int64 ms = uuidv7Millis(argv[0]);
+  sqlite3_int64 ms = uuidv7Millis(ctx, argv[0]);
   char zOut[32];
   (void)argc;
   if( ms<0 || ms + UNIX_EPOCH_JD_MS > MAX_JD_MS ) return;
@@ -251,6 +258,10 @@ static void derivedUuidFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   }
   aSalt = sqlite3_value_blob(argv[0]);
   zTable = sqlite3_value_text(argv[1]);
+  if( aSalt==0 || zTable==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   id = sqlite3_value_int64(argv[2]);
   for(i=0; i<8; i++) key[i] = sqlitetriggers_load_le32(aSalt + 4*i);
   for(i=0; zTable[i]; i++){

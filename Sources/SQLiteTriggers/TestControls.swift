@@ -14,10 +14,11 @@ extension RawConnection {
             return try SQLiteTriggersError.check(sqlitetriggers_unpin_clock(connection), connection)
         }
         let millis = (date.timeIntervalSince1970 * 1000).rounded()
-        guard millis.isFinite, abs(millis) < 1e15 else {
-            throw SQLiteTriggersError(resultCode: 25, message: "pinClock: \(date) is outside SQLite's date range")
-        }
-        try SQLiteTriggersError.check(sqlitetriggers_pin_clock(connection, Int64(millis)), connection)
+        let outOfRange = SQLiteTriggersError(resultCode: SQLITE_RANGE, message: "pinClock: \(date) is outside SQLite's date range")
+        guard millis.isFinite, abs(millis) < 1e15 else { throw outOfRange }
+        let resultCode = sqlitetriggers_pin_clock(connection, Int64(millis))
+        if resultCode == SQLITE_RANGE { throw outOfRange }
+        try SQLiteTriggersError.check(resultCode, connection)
     }
 
     /// Makes `uuid()` and `uuidv7()` on one connection reproducible from a

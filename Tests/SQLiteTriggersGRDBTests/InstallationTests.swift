@@ -179,4 +179,18 @@ func temporaryDatabasePath() -> String {
         #expect(error.resultCode == .SQLITE_READONLY)
         #expect(error.message?.contains("read-only connection") == true)
     }
+
+    @Test(arguments: [
+        Date(timeIntervalSince1970: 253_402_300_800), // 10000-01-01
+        Date(timeIntervalSince1970: -210_866_760_001), // before -4713-11-24 12:00
+        Date.distantFuture.addingTimeInterval(1e30),
+    ])
+    func pinningOutsideSQLitesDateRangeSaysSo(date: Date) throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let error = try #require(throws: DatabaseError.self) {
+            try dbQueue.write { db in try db.pinClock(to: date) }
+        }
+        #expect(error.resultCode == .SQLITE_RANGE)
+        #expect(error.message?.hasSuffix("is outside SQLite's date range") == true)
+    }
 }

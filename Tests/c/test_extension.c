@@ -7,6 +7,7 @@
 #include "../../ext/sqlitetriggers_internal.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,16 @@ static void testControlsFromC(void){
   expect(strcmp(zTime, "1")==0, "sqlitetriggers_unpin_clock()");
   expect(sqlitetriggers_pin_clock(db, (sqlite3_int64)1<<62)==SQLITE_RANGE,
          "pinning outside datetime()'s range is SQLITE_RANGE");
+  /* Under UBSan an overflowing addition would abort here. */
+  expect(sqlitetriggers_pin_clock(db, INT64_MAX)==SQLITE_RANGE
+         && sqlitetriggers_pin_clock(db, INT64_MIN)==SQLITE_RANGE,
+         "pinning INT64_MAX or INT64_MIN is SQLITE_RANGE, without overflow");
+  expect(sqlitetriggers_pin_clock(db, 253402300799999LL)==SQLITE_OK
+         && sqlitetriggers_pin_clock(db, 253402300800000LL)==SQLITE_RANGE
+         && sqlitetriggers_pin_clock(db, -210866760000000LL)==SQLITE_OK
+         && sqlitetriggers_pin_clock(db, -210866760000001LL)==SQLITE_RANGE,
+         "the pinnable range ends exactly at SQLite's");
+  sqlitetriggers_unpin_clock(db);
 
   sqlite3_open(":memory:", &plain);
   expect(sqlitetriggers_pin_clock(plain, 0)==SQLITE_MISUSE

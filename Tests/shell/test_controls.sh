@@ -111,9 +111,9 @@ check "bad arguments to the controls are errors that name the function" \
    SELECT sqlitetriggers_pin_clock('2024-01-01', 'bogus');" \
   "Runtime error near line 2: sqlitetriggers_seed_random: the seed must be an integer, or NULL to unseed
 Runtime error near line 3: sqlitetriggers_seed_random: the seed must be an integer, or NULL to unseed
-Runtime error near line 4: sqlitetriggers_pin_clock: the argument is not a time value datetime() accepts
+Runtime error near line 4: sqlitetriggers_pin_clock: not a time value and modifiers datetime() accepts, or an instant outside its range (-4713-11-24 12:00:00 to 9999-12-31 23:59:59.999 UTC)
 Runtime error near line 5: sqlitetriggers_pin_clock: expects a time value and optional modifiers, or NULL to unpin
-Runtime error near line 6: sqlitetriggers_pin_clock: the argument is not a time value datetime() accepts"
+Runtime error near line 6: sqlitetriggers_pin_clock: not a time value and modifiers datetime() accepts, or an instant outside its range (-4713-11-24 12:00:00 to 9999-12-31 23:59:59.999 UTC)"
 
 db=$(scratch_db)
 check "no stored schema can call the controls (SQLITE_DIRECTONLY)" \
@@ -152,3 +152,18 @@ check "seed 42 gives the same first uuid() everywhere" \
    SELECT uuid();" \
   "42
 5d2d08f0-a14e-4f5e-b06c-5cfe32938cfa"
+
+check "'subsec' and 'subsecond' as the time value mean 'now', as in SQLite 3.42+" \
+  "SELECT sqlitetriggers_pin_clock('2024-01-02 03:04:05.678');
+   SELECT datetime_subsec('subsec'), datetime_subsec('SUBSECOND', '+1 day'),
+          unixepoch_subsec('subsec'), unixepoch_subsec('subsecond', 'subsec');" \
+  "2024-01-02 03:04:05.678
+2024-01-02 03:04:05.678|2024-01-03 03:04:05.678|1704164645.678|1704164645.678"
+
+check "pinning an instant outside SQLite's date range says so" \
+  "SELECT sqlitetriggers_pin_clock('9999-12-31 23:59:59.999');
+SELECT sqlitetriggers_pin_clock('9999-12-31', '+1 day');
+SELECT datetime_subsec();" \
+  "9999-12-31 23:59:59.999
+Runtime error near line 3: sqlitetriggers_pin_clock: not a time value and modifiers datetime() accepts, or an instant outside its range (-4713-11-24 12:00:00 to 9999-12-31 23:59:59.999 UTC)
+9999-12-31 23:59:59.999"
