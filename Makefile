@@ -26,7 +26,7 @@ all: $(BUILD)/libsqlitetriggers.so
 
 help:
 	@echo "make            build $(BUILD)/libsqlitetriggers.so (.load $(BUILD)/libsqlitetriggers)"
-	@echo "make test       shell tests through the sqlite3 CLI, C tests, then swift test"
+	@echo "make test       shell tests through the sqlite3 CLI, C tests, fault injection, then swift test"
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
@@ -52,6 +52,12 @@ $(BUILD)/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 $(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+
+# Fault injection: its own program, since the counting allocator must be
+# configured before SQLite initializes; always with the sanitizers.
+$(BUILD)/test_oom: Tests/c/oom/test_oom.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ Tests/c/oom/test_oom.c $(EXT_SRC) \
+	  -lsqlite3 -lpthread
 
 $(BUILD):
 	@mkdir -p $@
@@ -106,7 +112,7 @@ demo: $(BUILD)/libsqlitetriggers.so
 	@.build/debug/reminders-demo $(DEMO_DB)
 	@echo "$$DEMO_SQL" | $(SQLITE3) -batch $(DEMO_DB)
 
-test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(VENV)/.ready
+test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(VENV)/.ready
 	@PYTHON=$(PYTHON) bash Tests/run_all.sh
 
 # The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for

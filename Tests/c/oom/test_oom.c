@@ -1,0 +1,327 @@
+/*
+** Fault injection: every allocation SQLite makes, for us or for itself,
+** fails in turn.  A counting allocator (SQLITE_CONFIG_MALLOC) fails
+** allocation N, for N = 1, 2, ... until a run of the scenario reaches its
+** end without reaching N; once failing only that allocation ("transient"),
+** once failing it and every later one until the scenario's body ends
+** ("persistent").
+**
+** After each run, with injection off, the invariants are checked:
+**   - every statement either gave exactly the result of a run without
+**     failures, or failed (SQLITE_NOMEM, or an error naming memory);
+**   - the events delivered to the after-commit observer, and the log, are
+**     exactly the audit rows the same triggers committed: nothing lost,
+**     nothing from rolled-back work;
+**   - the connection is still usable, and closes.
+** Built with ASan, UBSan and leak detection (make test runs it): a crash,
+** a use of a NULL pointer or a leak fails the run.
+**
+** Prints "oom: N passed, N failed".
+*/
+#include "sqlitetriggers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the counting allocator ------------------------------------------- */
+
+static sqlite3_mem_methods defaultMethods;
+static long nAllocations = 0;       /* since arming */
+static long iFailAt = 0;            /* 0: never fail */
+static int isPersistent = 0;
+static int nInjected = 0;
+
+static int shouldFail(void){
+  if( iFailAt==0 ) return 0;
+  nAllocations++;
+  if( nAllocations==iFailAt || (isPersistent && nAllocations>iFailAt) ){
+    nInjected++;
+    return 1;
+  }
+  return 0;
+}
+static void *countingMalloc(int n){
+  return shouldFail() ? 0 : defaultMethods.xMalloc(n);
+}
+static void *countingRealloc(void *p, int n){
+  return shouldFail() ? 0 : defaultMethods.xRealloc(p, n);
+}
+
+static void arm(long iAt, int persistent){
+  nAllocations = 0;
+  nInjected = 0;
+  iFailAt = iAt;
+  isPersistent = persistent;
+}
+static void disarm(void){ iFailAt = 0; }
+
+/* ---- checks ------------------------------------------------------------ */
+
+static int nPassed = 0, nFailed = 0;
+
+static void expect(int condition, const char *zWhat, long iAt, int persistent){
+  if( condition ){
+    nPassed++;
+  }else{
+    nFailed++;
+    if( nFailed<=20 ){
+      printf("FAIL %s (allocation %ld failing, %s)\n", zWhat, iAt,
+             persistent ? "persistent" : "transient");
+    }
+  }
+}
+
+/* A failure caused by memory: the code, or a message that says so. */
+static int isMemoryFailure(sqlite3 *db, int rc){
+  return (rc & 0xff)==SQLITE_NOMEM
+      || strstr(sqlite3_errmsg(db), "out of memory")!=0;
+}
+
+/* Run zSql; its first column's rows joined by '\n' into zOut (4096). */
+static int run(sqlite3 *db, const char *zSql, char *zOut){
+  sqlite3_stmt *pStmt = 0;
+  int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  if( zOut ) zOut[0] = 0;
+  if( rc==SQLITE_OK ){
+    while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+      const char *z = (const char*)sqlite3_column_text(pStmt, 0);
+      if( zOut ){
+        size_t n = strlen(zOut);
+        snprintf(zOut + n, 4096 - n, "%s%s", n ? "\n" : "", z ? z : "NULL");
+      }
+    }
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  rc = sqlite3_finalize(pStmt)==SQLITE_OK ? rc : sqlite3_errcode(db);
+  return rc;
+}
+
+/* ---- scenario 1: every SQL function ------------------------------------ */
+
+static const char *const aFunctionSql[] = {
+  "SELECT quote(sqlitetriggers_seed_random(7)) || uuid() || uuid()",
+  /* The instant the run already pinned: a failure here changes nothing. */
+  "SELECT quote(sqlitetriggers_pin_clock('2024-01-02 03:04:05.678', '+1 day'))",
+  "SELECT uuid_version(uuidv7()) || uuidv7_timestamp(uuidv7())"
+  "    || uuidv7_datetime(uuidv7())",
+  "SELECT quote(uuid_str(zeroblob(16))) || quote(uuid_blob('{0190A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B}'))"
+  "    || quote(uuid_version(zeroblob(16))) || quote(uuid_str('not a uuid'))"
+  "    || quote(uuid_version('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'))"
+  "    || quote(uuidv7_timestamp(uuid_blob('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')))",
+  "SELECT quote(datetime_subsec('2024-02-29 23:59:59.9999', '+1 day'))"
+  "    || quote(unixepoch_subsec('1970-01-01 00:00:01.500'))"
+  "    || quote(datetime_subsec()) || quote(datetime_subsec('now', 'start of day'))"
+  "    || quote(datetime_subsec('subsec', '+1 hour'))"
+  "    || quote(datetime_subsec(1700000000.5, 'unixepoch', 'subsec'))"
+  "    || quote(datetime_subsec('2024-01-01', 'a', 'b', 'c', 'd', 'e', 'f', 'g',"
+  "                             'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p'))",
+  "SELECT sqlitetriggers_derived_uuid(zeroblob(32), 'Reminders', 5)"
+  "    || sqlitetriggers_derived_uuid(zeroblob(32), 'x', -1)",
+  "SELECT swift_callback_log_capacity(10) || swift_callback_log_capacity()",
+  "SELECT quote(swift_callback('direct', 1, 2.5, 'three', zeroblob(4), NULL))",
+};
+#define N_FUNCTION_SQL (int)(sizeof(aFunctionSql)/sizeof(aFunctionSql[0]))
+
+static char azExpected[N_FUNCTION_SQL][4096];
+
+static sqlite3 *openRegistered(void){
+  sqlite3 *db = 0;
+  if( sqlite3_open(":memory:", &db)!=SQLITE_OK
+   || sqlitetriggers_register(db)!=SQLITE_OK ){
+    fprintf(stderr, "oom: cannot open a connection\n");
+    exit(2);
+  }
+  return db;
+}
+
+/* One run; iAt 0 records the expected results. */
+static void runFunctions(long iAt, int persistent){
+  sqlite3 *db = openRegistered();
+  char zOut[4096];
+  int i;
+  sqlitetriggers_pin_clock(db, 1704164645678LL + 86400000);
+  arm(iAt, persistent);
+  for(i=0; i<N_FUNCTION_SQL; i++){
+    int rc = run(db, aFunctionSql[i], zOut);
+    if( iAt==0 ){
+      memcpy(azExpected[i], zOut, sizeof(zOut));
+    }else if( rc==SQLITE_OK ){
+      expect(strcmp(zOut, azExpected[i])==0,
+             "a statement that succeeds gives the same result", iAt, persistent);
+      if( strcmp(zOut, azExpected[i])!=0 && nFailed<=20 ){
+        printf("  %s\n  gave      %s\n  expected  %s\n", aFunctionSql[i],
+               zOut, azExpected[i]);
+      }
+    }else{
+      expect(isMemoryFailure(db, rc),
+             "a statement that fails says it is out of memory", iAt, persistent);
+      if( !isMemoryFailure(db, rc) && nFailed<=20 ){
+        printf("  %s\n  failed with %d: %s\n", aFunctionSql[i], rc,
+               sqlite3_errmsg(db));
+      }
+    }
+  }
+  disarm();
+  expect(run(db, "SELECT uuid_version(uuid())", zOut)==SQLITE_OK
+         && strcmp(zOut, "4")==0, "the connection is usable afterwards",
+         iAt, persistent);
+  expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt,
+         persistent);
+}
+
+/* ---- scenario 2: swift_callback in transactions ------------------------ */
+
+typedef struct Delivered {
+  char zValues[4096];     /* the delivered 'ins' values, '\n'-separated */
+  int nBadShape;
+} Delivered;
+
+static void recordDelivery(void *pArg, const sqlitetriggers_event *pEvent){
+  Delivered *p = (Delivered*)pArg;
+  const unsigned char *zValue;
+  size_t n = strlen(p->zValues);
+  if( strcmp(sqlitetriggers_event_name(pEvent), "ins")!=0 ) return;
+  zValue = sqlitetriggers_event_text(pEvent, 0);
+  if( sqlitetriggers_event_argc(pEvent)!=4
+   || sqlitetriggers_event_type(pEvent, 1)!=SQLITE_BLOB
+   || sqlitetriggers_event_bytes(pEvent, 1)!=3
+   || sqlitetriggers_event_double(pEvent, 2)!=1.5
+   || sqlitetriggers_event_type(pEvent, 3)!=SQLITE_NULL
+   || zValue==0 ){
+    p->nBadShape++;
+    return;
+  }
+  snprintf(p->zValues + n, sizeof(p->zValues) - n, "%s%s", n ? "\n" : "",
+           (const char*)zValue);
+}
+
+static int approveImmediately(void *pArg, const sqlitetriggers_event *pEvent,
+                              sqlite3_context *pResult, char **pzError){
+  (void)pArg; (void)pEvent; (void)pzError;
+  sqlite3_result_text(pResult, "seen", -1, SQLITE_TRANSIENT);
+  return SQLITE_OK;
+}
+
+static const char *const aCallbackSql[] = {
+  "INSERT INTO t(v) VALUES ('a')",
+  "BEGIN",
+  "INSERT INTO t(v) VALUES ('b'), ('c')",
+  "SAVEPOINT s1",
+  "INSERT INTO t(v) VALUES ('d')",
+  "ROLLBACK TO s1",
+  "INSERT INTO t(v) VALUES ('e')",
+  "SAVEPOINT s2",
+  "INSERT INTO t(v) VALUES ('f')",
+  "RELEASE s2",
+  "INSERT INTO t(v) VALUES ('b')",           /* fails: UNIQUE */
+  "SELECT name, args FROM temp.swift_callback_pending",
+  "COMMIT",
+  "BEGIN",
+  "INSERT INTO t(v) VALUES ('g')",
+  "ROLLBACK",
+  "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)"
+  "  INSERT INTO t(v) SELECT 'h' || i FROM n",
+  "SELECT name || args FROM swift_callback_log",
+  "SELECT swift_callback('direct', 'x')",
+};
+#define N_CALLBACK_SQL (int)(sizeof(aCallbackSql)/sizeof(aCallbackSql[0]))
+
+static void runCallbacks(long iAt, int persistent){
+  sqlite3 *db = openRegistered();
+  Delivered delivered;
+  char zAudit[4096], zLog[4096];
+  int i, hasFailed = 0;
+  memset(&delivered, 0, sizeof(delivered));
+  if( sqlite3_exec(db,
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);"
+        "CREATE TABLE audit(n INTEGER PRIMARY KEY, v TEXT);"
+        "CREATE TEMP TRIGGER t_ai AFTER INSERT ON t BEGIN"
+        "  INSERT INTO audit(v) VALUES (new.v);"
+        "  SELECT swift_callback('ins', new.v, zeroblob(3), 1.5, NULL);"
+        "END;", 0, 0, 0)!=SQLITE_OK
+   || sqlitetriggers_observe_after_commit(db, 0, recordDelivery, &delivered,
+                                          0, 0)!=SQLITE_OK
+   || sqlitetriggers_observe_immediate(db, "ins", approveImmediately, 0, 0,
+                                       0)!=SQLITE_OK ){
+    fprintf(stderr, "oom: cannot set up: %s\n", sqlite3_errmsg(db));
+    exit(2);
+  }
+  arm(iAt, persistent);
+  for(i=0; i<N_CALLBACK_SQL; i++){
+    int rc = run(db, aCallbackSql[i], 0);
+    /* Delivery runs between statements, as a host runs it. */
+    sqlitetriggers_deliver(db);
+    /* The UNIQUE failure is the script's own.  After a failure for memory,
+    ** SQLite may have rolled the transaction back, and a later ROLLBACK TO
+    ** or COMMIT fails in turn: only the first failure must be memory. */
+    if( rc!=SQLITE_OK && (rc & 0xff)!=SQLITE_CONSTRAINT && !hasFailed ){
+      hasFailed = 1;
+      expect(isMemoryFailure(db, rc) || iAt==0,
+             "a callback statement fails only for memory", iAt, persistent);
+      if( !isMemoryFailure(db, rc) && nFailed<=20 ){
+        printf("  %s\n  failed with %d: %s\n", aCallbackSql[i], rc,
+               sqlite3_errmsg(db));
+      }
+    }
+  }
+  disarm();
+  if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "COMMIT", 0, 0, 0);
+  sqlitetriggers_deliver(db);
+  run(db, "SELECT v FROM audit ORDER BY n", zAudit);
+  run(db, "SELECT json_extract(args, '$[0]') FROM swift_callback_log"
+          " WHERE name = 'ins' ORDER BY seq", zLog);
+  expect(strcmp(delivered.zValues, zAudit)==0,
+         "delivered events equal the committed audit rows", iAt, persistent);
+  if( strcmp(delivered.zValues, zAudit)!=0 && nFailed<=20 ){
+    printf("  delivered: %s\n  audit:     %s\n", delivered.zValues, zAudit);
+  }
+  expect(strcmp(zLog, zAudit)==0, "the log equals the committed audit rows",
+         iAt, persistent);
+  expect(delivered.nBadShape==0, "delivered arguments are intact", iAt,
+         persistent);
+  expect(sqlitetriggers_undelivered_count(db)==0, "nothing waits", iAt,
+         persistent);
+  expect(sqlite3_exec(db, "INSERT INTO t(v) VALUES ('after')", 0, 0, 0)
+         ==SQLITE_OK, "the connection is usable afterwards", iAt, persistent);
+  expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt,
+         persistent);
+}
+
+/* ---- the runner -------------------------------------------------------- */
+
+/* Runs xScenario with allocation 1, 2, ... failing until a run makes no
+** failure happen; returns how many runs that took. */
+static long injectEverywhere(void (*xScenario)(long, int), int persistent){
+  long iAt;
+  for(iAt=1; ; iAt++){
+    xScenario(iAt, persistent);
+    if( nInjected==0 ) return iAt;
+  }
+}
+
+int main(void){
+  sqlite3_mem_methods counting;
+  sqlite3_config(SQLITE_CONFIG_GETMALLOC, &defaultMethods);
+  counting = defaultMethods;
+  counting.xMalloc = countingMalloc;
+  counting.xRealloc = countingRealloc;
+  if( sqlite3_config(SQLITE_CONFIG_MALLOC, &counting)!=SQLITE_OK ){
+    fprintf(stderr, "oom: SQLITE_CONFIG_MALLOC failed\n");
+    return 2;
+  }
+  sqlite3_initialize();
+
+  runFunctions(0, 0);     /* the expected results */
+  {
+    long nTransient = injectEverywhere(runFunctions, 0);
+    long nPersistent = injectEverywhere(runFunctions, 1);
+    long nCbTransient = injectEverywhere(runCallbacks, 0);
+    long nCbPersistent = injectEverywhere(runCallbacks, 1);
+    printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs "
+           "(transient/persistent)\n", nTransient, nPersistent,
+           nCbTransient, nCbPersistent);
+  }
+  printf("oom: %d passed, %d failed\n", nPassed, nFailed);
+  return nFailed ? 1 : 0;
+}
