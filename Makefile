@@ -34,8 +34,10 @@ help:
 	@echo "make install    install the library, header and pkg-config file under PREFIX"
 	@echo "make uninstall  remove what make install put under PREFIX"
 
+# assert()s on the event queue and savepoint marks are compiled in the
+# sanitizer and test builds, and out of the library users load.
 $(BUILD)/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
-	$(CC) -O2 $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
+	$(CC) -O2 -DNDEBUG $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
 
 $(BUILD)/sanitize/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)

@@ -419,7 +419,21 @@ static void commitEvent(CallbackState *pState, StoredEvent *pEv,
   }
 }
 
+/* The marks record how many events were pending when each level began:
+** never more than are pending now. */
+#ifndef NDEBUG
+static int savepointMarksAreValid(const CallbackState *pState){
+  int i;
+  for(i=0; i<pState->nMark; i++){
+    if( pState->aMark[i].nPending<0
+     || pState->aMark[i].nPending>pState->pending.n ) return 0;
+  }
+  return pState->nMark>=0 && pState->nMark<=pState->nMarkAlloc;
+}
+#endif
+
 static void transactionEnd(CallbackState *pState){
+  assert( savepointMarksAreValid(pState) );
   eventListTruncate(&pState->pending, 0);
   pState->nMark = 0;
   pState->isEnlisted = 0;
@@ -487,6 +501,7 @@ static void savepointDropMarks(CallbackState *pState, int iLevel,
 
 static void savepointRollbackTo(CallbackState *pState, int iLevel){
   int i, nKeep = -1, lowest = -1;
+  assert( savepointMarksAreValid(pState) );
   for(i=0; i<pState->nMark; i++){
     if( pState->aMark[i].iLevel==iLevel ) nKeep = pState->aMark[i].nPending;
     if( lowest<0 || pState->aMark[i].iLevel<lowest ) lowest = pState->aMark[i].iLevel;
@@ -496,9 +511,15 @@ static void savepointRollbackTo(CallbackState *pState, int iLevel){
   if( nKeep<0 && (pState->nMark==0 || iLevel<lowest) ) nKeep = 0;
   if( nKeep>=0 ) eventListTruncate(&pState->pending, nKeep);
   savepointDropMarks(pState, iLevel, 0);
+  assert( savepointMarksAreValid(pState) );
 }
 
 /* ---- the virtual tables ------------------------------------------------ */
+
+/* The columns of swift_callback_log and temp.swift_callback_pending. */
+#define EVENT_COLUMN_SEQ   0
+#define EVENT_COLUMN_NAME  1
+#define EVENT_COLUMN_ARGS  2
 
 typedef struct EventTable EventTable;
 struct EventTable {
@@ -520,6 +541,7 @@ static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
   int rc;
   (void)argc; (void)argv; (void)pzErr;
   rc = sqlite3_declare_vtab(db, "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT)");
+  /* The column numbers below follow this declaration. */
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   pTab = sqlite3_malloc(sizeof(*pTab));
@@ -688,13 +710,14 @@ static int eventCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
   char *zJson;
   if( pEv==0 ) return SQLITE_OK;
   switch( iColumn ){
-    case 0:
+    case EVENT_COLUMN_SEQ:
       if( pEv->event.seq ) sqlite3_result_int64(ctx, pEv->event.seq);
       break;
-    case 1:
+    case EVENT_COLUMN_NAME:
       sqlite3_result_text(ctx, pEv->event.zName, -1, SQLITE_TRANSIENT);
       break;
     default:
+      assert( iColumn==EVENT_COLUMN_ARGS );
       zJson = eventArgsJson(sqlite3_context_db_handle(ctx), &pEv->event);
       if( zJson==0 ) return SQLITE_NOMEM;
       sqlite3_result_text(ctx, zJson, -1, sqlite3_free);
