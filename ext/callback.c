@@ -562,7 +562,10 @@ static int logConnect(sqlite3 *db, void *pAux, int argc,
 static int pendingConnect(sqlite3 *db, void *pAux, int argc,
                           const char *const*argv, sqlite3_vtab **ppVtab,
                           char **pzErr){
-  return eventTableConnect(db, pAux, argc, argv, ppVtab, pzErr, 0);
+  int rc = eventTableConnect(db, pAux, argc, argv, ppVtab, pzErr, 0);
+  /* So that OR IGNORE applies to enlist()'s row; see pendingUpdate(). */
+  if( rc==SQLITE_OK ) sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  return rc;
 }
 
 /* A distinct xCreate keeps the pending module from being eponymous; only
@@ -729,7 +732,7 @@ static int pendingUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                          sqlite3_int64 *pRowid){
   EventTable *pTab = (EventTable*)pVtab;
   (void)argc; (void)argv; (void)pRowid;
-  if( pTab->p->pCallbacks->isEnlisting ) return SQLITE_OK;
+  if( pTab->p->pCallbacks->isEnlisting ) return SQLITE_CONSTRAINT;  /* OR IGNORE */
   sqlite3_free(pVtab->zErrMsg);
   pVtab->zErrMsg = sqlite3_mprintf("swift_callback_pending is read-only: "
                                    "swift_callback() records events");
@@ -831,15 +834,22 @@ static int enlist(sqlite3_context *ctx, Connection *p){
     sqlite3_result_error_code(ctx, SQLITE_READONLY);
     return SQLITE_READONLY;
   }
+  /* The INSERT begins the table's transaction (xBegin), then its row is
+  ** ignored (pendingUpdate): no change is counted, so total_changes() and
+  ** last_insert_rowid() stay the app's own.  changes() is still set to 0
+  ** by this statement's end; a trigger's statement sets it again at its
+  ** own end, so only a top-level SELECT swift_callback(...) shows it. */
+  sqlite3_int64 lastRowid = sqlite3_last_insert_rowid(p->db);
   rc = sqlite3_prepare_v2(p->db,
-      "INSERT INTO temp.swift_callback_pending(name) VALUES (NULL)", -1,
-      &pStmt, 0);
+      "INSERT OR IGNORE INTO temp.swift_callback_pending(name) VALUES (NULL)",
+      -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
     pState->isEnlisting = 1;
     rc = sqlite3_step(pStmt);
     pState->isEnlisting = 0;
     rc = sqlite3_finalize(pStmt);
   }
+  sqlite3_set_last_insert_rowid(p->db, lastRowid);
   if( rc!=SQLITE_OK ){
     char *zErr = (rc & 0xff)==SQLITE_READONLY
       ? sqlite3_mprintf("swift_callback: cannot record an event on a "

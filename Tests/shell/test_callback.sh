@@ -344,3 +344,19 @@ check "loading again replaces the pending table" \
 INSERT INTO t(v) VALUES ('a');
 $LOG" \
   "1 inserted [\"a\"]"
+
+check "the app's counters: last_insert_rowid() and total_changes() are untouched" \
+  "CREATE TABLE c(a);
+INSERT INTO c VALUES (1), (2), (3);
+SELECT swift_callback('direct');
+SELECT last_insert_rowid(), total_changes(), changes();
+CREATE TEMP TRIGGER c_ai AFTER INSERT ON c BEGIN SELECT swift_callback('fired'); END;
+BEGIN;
+INSERT INTO c VALUES (4), (5);
+SELECT last_insert_rowid(), total_changes(), changes();
+COMMIT;
+SELECT group_concat(name) FROM swift_callback_log;" \
+  "
+3|3|0
+5|5|2
+direct,fired,fired"
