@@ -25,7 +25,28 @@
 **       failed COMMIT.  A statement outside BEGIN is its own transaction.
 **       A read-only statement (a top-level SELECT) outside BEGIN writes
 **       nothing that could roll back, so its events commit at once.
-**       On a connection in PRAGMA query_only mode it is an error.
+**       It is an error on a read-only connection (the main database
+**       opened read-only, as GRDB opens a pool's readers), where no commit
+**       would ever deliver the event, and on a connection in PRAGMA
+**       query_only mode when it joins a transaction; a transaction it
+**       joined before query_only was set keeps recording, and commits.
+**       A name containing NUL is an error.
+**
+**       The guard of schema_guard.c runs when it joins a transaction.
+**       Joining counts no change: last_insert_rowid() and total_changes()
+**       stay the app's; changes() reads 0 after a top-level
+**       SELECT swift_callback(...), the one statement that shows it.
+**       An event comes from a trigger (exact: the statement's own
+**       savepoint drops it when the statement fails) or from a direct call
+**       in top-level SQL; a direct call in a statement that fails inside
+**       BEGIN without a statement savepoint (a one-row INSERT failing a
+**       UNIQUE constraint, a SELECT failing after the call) keeps its
+**       event, since SQLite tells a virtual table nothing of such a
+**       failure.
+**
+**       After-commit delivery stops, returning SQLITE_ABORT, when an
+**       observer closes the connection or registers the extension on it
+**       again; the events not yet delivered are dropped with the old state.
 **
 **   swift_callback_log (eponymous virtual table, read-only)
 **       SELECT seq, name, args FROM swift_callback_log

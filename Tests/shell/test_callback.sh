@@ -360,3 +360,34 @@ SELECT group_concat(name) FROM swift_callback_log;" \
 3|3|0
 5|5|2
 direct,fired,fired"
+
+check "query_only is checked when swift_callback() joins a transaction" \
+  "$SCHEMA
+BEGIN;
+INSERT INTO t(v) VALUES ('before');
+PRAGMA query_only = 1;
+SELECT swift_callback('joined already') IS NULL;
+COMMIT;
+SELECT swift_callback('refused');
+PRAGMA query_only = 0;
+$LOG" \
+  "1
+Runtime error near line 9: swift_callback: cannot record an event on a read-only connection (PRAGMA query_only?) (8)
+1 inserted [\"before\"]
+2 joined already []"
+
+check "the documented rule: a direct call in a failing one-row statement inside BEGIN keeps its event; a trigger's does not" \
+  "$SCHEMA
+INSERT INTO t(v) VALUES ('taken');
+BEGIN;
+INSERT INTO t(v) VALUES ('taken');
+INSERT INTO t(v) VALUES (coalesce(swift_callback('direct', 'kept'), '') || 'taken');
+SELECT swift_callback('direct', 'kept too'), abs(-9223372036854775808);
+COMMIT;
+$LOG" \
+  "Runtime error near line 6: UNIQUE constraint failed: t.v (19)
+Runtime error near line 7: UNIQUE constraint failed: t.v (19)
+Runtime error near line 8: integer overflow
+1 inserted [\"taken\"]
+2 direct [\"kept\"]
+3 direct [\"kept too\"]"
