@@ -39,10 +39,10 @@
 **       An event comes from a trigger (exact: the statement's own
 **       savepoint drops it when the statement fails) or from a direct call
 **       in top-level SQL; a direct call in a statement that fails inside
-**       BEGIN without a statement savepoint (a one-row INSERT failing a
-**       UNIQUE constraint, a SELECT failing after the call) keeps its
-**       event, since SQLite tells a virtual table nothing of such a
-**       failure.
+**       BEGIN without a statement savepoint (a SELECT failing after the
+**       call; a one-row INSERT, into a table without triggers, failing a
+**       UNIQUE constraint) keeps its event, since SQLite tells a virtual
+**       table nothing of such a failure.
 **
 **       After-commit delivery stops, returning SQLITE_ABORT, when an
 **       observer closes the connection or registers the extension on it

@@ -376,18 +376,25 @@ Runtime error near line 9: swift_callback: cannot record an event on a read-only
 1 inserted [\"before\"]
 2 joined already []"
 
-check "the documented rule: a direct call in a failing one-row statement inside BEGIN keeps its event; a trigger's does not" \
+check "the documented rule: a direct call in a statement that fails without a statement savepoint keeps its event" \
+  "CREATE TABLE u(v TEXT UNIQUE);
+INSERT INTO u VALUES ('taken');
+BEGIN;
+INSERT INTO u(v) VALUES (coalesce(swift_callback('direct', 'one-row insert'), '') || 'taken');
+SELECT swift_callback('direct', 'select'), abs(-9223372036854775808);
+COMMIT;
+$LOG" \
+  "Runtime error near line 6: UNIQUE constraint failed: u.v (19)
+Runtime error near line 7: integer overflow
+1 direct [\"one-row insert\"]
+2 direct [\"select\"]"
+
+check "with triggers on the table, the statement has a savepoint and drops the direct call's event" \
   "$SCHEMA
 INSERT INTO t(v) VALUES ('taken');
 BEGIN;
-INSERT INTO t(v) VALUES ('taken');
-INSERT INTO t(v) VALUES (coalesce(swift_callback('direct', 'kept'), '') || 'taken');
-SELECT swift_callback('direct', 'kept too'), abs(-9223372036854775808);
+INSERT INTO t(v) VALUES (coalesce(swift_callback('direct', 'dropped'), '') || 'taken');
 COMMIT;
 $LOG" \
   "Runtime error near line 6: UNIQUE constraint failed: t.v (19)
-Runtime error near line 7: UNIQUE constraint failed: t.v (19)
-Runtime error near line 8: integer overflow
-1 inserted [\"taken\"]
-2 direct [\"kept\"]
-3 direct [\"kept too\"]"
+1 inserted [\"taken\"]"
