@@ -384,8 +384,8 @@ INSERT INTO u(v) VALUES (coalesce(swift_callback('direct', 'one-row insert'), ''
 SELECT swift_callback('direct', 'select'), abs(-9223372036854775808);
 COMMIT;
 $LOG" \
-  "Runtime error near line 6: UNIQUE constraint failed: u.v (19)
-Runtime error near line 7: integer overflow
+  "Runtime error near line 5: UNIQUE constraint failed: u.v (19)
+Runtime error near line 6: integer overflow
 1 direct [\"one-row insert\"]
 2 direct [\"select\"]"
 
