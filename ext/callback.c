@@ -82,6 +82,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 
 #define MAX_CALLBACK_ARGS 126
 #define DEFAULT_LOG_CAPACITY 1000
@@ -675,24 +676,60 @@ static int eventCursorRowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid){
   return SQLITE_OK;
 }
 
+/*
+** The well-formed UTF-8 sequence at z (n bytes remain): its length as a
+** positive number; or, when it is not one, minus the length of its
+** maximal subpart (the bytes that began it well, at least 1), which
+** decoders replace by one U+FFFD (Unicode's recommended practice, as
+** Python and browsers do).  Overlong forms, surrogates and code points past
+** U+10FFFF are not well formed.
+*/
+static int utf8Sequence(const unsigned char *z, int n){
+  unsigned char c = z[0], lo = 0x80, hi = 0xbf;
+  int nSeq, i;
+  if( c<0x80 ) return 1;
+  if( c>=0xc2 && c<=0xdf ) nSeq = 2;
+  else if( c>=0xe0 && c<=0xef ) nSeq = 3;
+  else if( c>=0xf0 && c<=0xf4 ) nSeq = 4;
+  else return -1;
+  /* The second byte's range excludes overlong forms and surrogates. */
+  if( c==0xe0 ) lo = 0xa0;
+  else if( c==0xed ) hi = 0x9f;
+  else if( c==0xf0 ) lo = 0x90;
+  else if( c==0xf4 ) hi = 0x8f;
+  for(i=1; i<nSeq; i++){
+    if( i>=n || z[i]<lo || z[i]>hi ) return -i;
+    lo = 0x80;
+    hi = 0xbf;
+  }
+  return nSeq;
+}
+
+/* z[0..n) as a JSON string.  JSON text is Unicode: what is not
+** well-formed UTF-8 becomes U+FFFD, as a decoder would show it. */
 static void appendJsonString(sqlite3_str *pOut, const unsigned char *z,
                              int n){
-  int i;
+  int i = 0;
   sqlite3_str_appendchar(pOut, 1, '"');
-  for(i=0; i<n; i++){
+  while( i<n ){
     unsigned char c = z[i];
+    int nSeq;
     switch( c ){
-      case '"':  sqlite3_str_appendall(pOut, "\\\""); break;
-      case '\\': sqlite3_str_appendall(pOut, "\\\\"); break;
-      case '\n': sqlite3_str_appendall(pOut, "\\n"); break;
-      case '\r': sqlite3_str_appendall(pOut, "\\r"); break;
-      case '\t': sqlite3_str_appendall(pOut, "\\t"); break;
-      default:
-        if( c<0x20 ){
-          sqlite3_str_appendf(pOut, "\\u%04x", c);
-        }else{
-          sqlite3_str_appendchar(pOut, 1, (char)c);
-        }
+      case '"':  sqlite3_str_appendall(pOut, "\\\""); i++; continue;
+      case '\\': sqlite3_str_appendall(pOut, "\\\\"); i++; continue;
+      case '\n': sqlite3_str_appendall(pOut, "\\n"); i++; continue;
+      case '\r': sqlite3_str_appendall(pOut, "\\r"); i++; continue;
+      case '\t': sqlite3_str_appendall(pOut, "\\t"); i++; continue;
+    }
+    if( c<0x20 ){
+      sqlite3_str_appendf(pOut, "\\u%04x", c);
+      i++;
+    }else if( (nSeq = utf8Sequence(z + i, n - i))>0 ){
+      sqlite3_str_append(pOut, (const char*)z + i, nSeq);
+      i += nSeq;
+    }else{
+      sqlite3_str_appendall(pOut, "\\ufffd");
+      i -= nSeq;
     }
   }
   sqlite3_str_appendchar(pOut, 1, '"');
@@ -709,10 +746,20 @@ static char *eventArgsJson(sqlite3 *db, const sqlitetriggers_event *pEv){
     switch( pArg->eType ){
       case SQLITE_INTEGER: sqlite3_str_appendf(pOut, "%lld", pArg->u.i); break;
       case SQLITE_FLOAT:
-        if( isinf(pArg->u.r) ){
+        if( isnan(pArg->u.r) ){
+          sqlite3_str_appendall(pOut, "null");   /* SQLite stores none */
+        }else if( isinf(pArg->u.r) ){
           sqlite3_str_appendall(pOut, pArg->u.r>0 ? "9e999" : "-9e999");
         }else{
-          sqlite3_str_appendf(pOut, "%!.17g", pArg->u.r);
+          /* The C library's %.17g reads back as the same double, where
+          ** SQLite's printf may not; "-0" and "1" get ".0" to stay reals
+          ** (and -0.0 negative) in JSON. */
+          char zNum[40], *zComma;
+          snprintf(zNum, sizeof(zNum), "%.17g", pArg->u.r);
+          /* An app's LC_NUMERIC may have made the decimal point a comma. */
+          if( (zComma = strchr(zNum, ','))!=0 ) *zComma = '.';
+          sqlite3_str_appendall(pOut, zNum);
+          if( strpbrk(zNum, ".e")==0 ) sqlite3_str_appendall(pOut, ".0");
         }
         break;
       case SQLITE_TEXT: appendJsonString(pOut, pArg->u.z, pArg->nByte); break;
