@@ -30,7 +30,7 @@ help:
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
-	@echo "make fuzz       fuzz swift_callback delivery for FUZZ_SECONDS (default 600)"
+	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS each (default 600)"
 	@echo "make install    install the library, header and pkg-config file under PREFIX"
 	@echo "make uninstall  remove what make install put under PREFIX"
 
@@ -54,6 +54,19 @@ $(BUILD)/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 $(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+
+# libFuzzer harnesses (Tests/fuzz/): make test runs each for 60 seconds,
+# make fuzz for FUZZ_SECONDS each.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_HARNESSES := $(patsubst Tests/fuzz/%.c,$(BUILD)/%,$(wildcard Tests/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzz_%: Tests/fuzz/fuzz_%.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -fuse-ld=lld -DSQLITE_CORE -Iext/include -o $@ $< $(EXT_SRC) -lsqlite3 -lpthread
+
+fuzz: $(FUZZ_HARNESSES)
+	bash Tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Fault injection: its own program, since the counting allocator must be
 # configured before SQLite initializes; always with the sanitizers.
@@ -114,7 +127,7 @@ demo: $(BUILD)/libsqlitetriggers.so
 	@.build/debug/reminders-demo $(DEMO_DB)
 	@echo "$$DEMO_SQL" | $(SQLITE3) -batch $(DEMO_DB)
 
-test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(VENV)/.ready
+test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready
 	@PYTHON=$(PYTHON) bash Tests/run_all.sh
 
 # The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for

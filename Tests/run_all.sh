@@ -46,6 +46,7 @@ swift_stage() {
 stage shell bash Tests/shell/run.sh
 stage c build/test_c
 stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
+stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
 stage swift swift_stage
 
