@@ -45,6 +45,10 @@ swift_stage() {
 
 stage shell bash Tests/shell/run.sh
 stage c build/test_c
+# The same C tests on each ChaCha20 kernel this CPU has, forced.
+for kernel in scalar vector; do
+  stage c env SQLITETRIGGERS_CHACHA20=$kernel build/test_c
+done
 stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py

@@ -16,7 +16,10 @@
 **     earlier output;
 **   - four blocks at a time in the lanes of a 128-bit vector (GCC and clang
 **     vector extensions; SSE2 on x86-64, NEON on arm64), or eight in a
-**     256-bit vector where an x86-64 CPU has AVX2 (chosen at run time);
+**     256-bit vector where an x86-64 CPU has AVX2 (chosen at run time).
+**     The environment variable SQLITETRIGGERS_CHACHA20, read once, can
+**     force "scalar", "vector" or "avx2" (where available): every kernel
+**     gives the same bytes, and the tests run each against a reference;
 **   - fork-safe: a pthread_atfork() child handler bumps a generation number,
 **     and a kernel-keyed pool whose generation is stale rekeys before it
 **     hands out a byte, so a child never repeats its parent's stream.  The
@@ -32,6 +35,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__APPLE__) || defined(__linux__)
@@ -133,25 +137,66 @@ void sqlitetriggers_chacha20_block(const uint32_t key[8], const uint32_t input[4
   }
 }
 
-/* Exported for the tests, which check the AVX2 path against it. */
-void sqlitetriggers_chacha20_blocks16_portable(const uint32_t key[8], unsigned char *aOut){
-  chacha20Blocks16Vec4(key, aOut);
+/* The scalar kernel: sixteen single blocks, written in the vector
+** kernels' layout. */
+static void chacha20Blocks16Scalar(const uint32_t key[8], unsigned char *aOut){
+  uint32_t input[4] = {0, 0, 0, 0};
+  unsigned char aBlock[64];
+  int block, word;
+  for(block=0; block<16; block++){
+    input[0] = (uint32_t)block;
+    sqlitetriggers_chacha20_block(key, input, aBlock);
+    for(word=0; word<16; word++){
+      memcpy(aOut + 256*(block/4) + 16*word + 4*(block%4), aBlock + 4*word, 4);
+    }
+  }
 }
 
 #ifdef HAVE_AVX2_PATH
 __attribute__((target("avx2")))
 DEFINE_CHACHA20_BLOCKS(chacha20Blocks16Avx2, u32x8, 8)
-static int hasAvx2 = 0;      /* set once, by sqlitetriggers_random_init_once() */
 #endif
 
-void sqlitetriggers_chacha20_blocks16(const uint32_t key[8], unsigned char *aOut){
+/* The kernels by name, as SQLITETRIGGERS_CHACHA20 names them; NULL where
+** this build or CPU lacks one. */
+static const struct {
+  const char *zName;
+  void (*xBlocks16)(const uint32_t key[8], unsigned char *aOut);
+} aKernel[] = {
+  { "scalar", chacha20Blocks16Scalar },
+  { "vector", chacha20Blocks16Vec4 },   /* SSE2 on x86-64, NEON on arm64 */
 #ifdef HAVE_AVX2_PATH
-  if( hasAvx2 ){
-    chacha20Blocks16Avx2(key, aOut);
-    return;
+  { "avx2",   chacha20Blocks16Avx2 },
+#endif
+};
+#define N_KERNEL (int)(sizeof(aKernel)/sizeof(aKernel[0]))
+
+static int iKernel = 1;      /* set once, by sqlitetriggers_random_init_once() */
+
+static int kernelIsAvailable(int i){
+#ifdef HAVE_AVX2_PATH
+  if( aKernel[i].xBlocks16==chacha20Blocks16Avx2 ){
+    return __builtin_cpu_supports("avx2");
   }
 #endif
-  chacha20Blocks16Vec4(key, aOut);
+  return i>=0 && i<N_KERNEL;
+}
+
+/* For the tests: run kernel i (0 scalar, 1 vector, 2 avx2) and return 1,
+** or return 0 when it is unavailable. */
+int sqlitetriggers_chacha20_blocks16_kernel(int i, const uint32_t key[8],
+                                            unsigned char *aOut){
+  if( i<0 || i>=N_KERNEL || !kernelIsAvailable(i) ) return 0;
+  aKernel[i].xBlocks16(key, aOut);
+  return 1;
+}
+
+const char *sqlitetriggers_chacha20_kernel_name(void){
+  return aKernel[iKernel].zName;
+}
+
+void sqlitetriggers_chacha20_blocks16(const uint32_t key[8], unsigned char *aOut){
+  aKernel[iKernel].xBlocks16(key, aOut);
 }
 
 void sqlitetriggers_random_pool_refill(RandomPool *pPool){
@@ -190,12 +235,20 @@ static void onForkChild(void){
   atomic_fetch_add(&sqlitetriggers_random_fork_generation, 1);
 }
 
+/* The fastest kernel, unless SQLITETRIGGERS_CHACHA20 names another that
+** is available (the tests run every kernel this way). */
 static void initializeOnce(void){
+  const char *zForced = getenv("SQLITETRIGGERS_CHACHA20");
+  int i;
+  if( zForced && zForced[0]==0 ) zForced = 0;
   pthread_atfork(0, 0, onForkChild);
 #ifdef HAVE_AVX2_PATH
   __builtin_cpu_init();
-  hasAvx2 = __builtin_cpu_supports("avx2");
 #endif
+  for(i=0; i<N_KERNEL; i++){
+    if( !kernelIsAvailable(i) ) continue;
+    if( zForced ? strcmp(zForced, aKernel[i].zName)==0 : i>iKernel ) iKernel = i;
+  }
 }
 
 void sqlitetriggers_random_init_once(void){

@@ -44,7 +44,8 @@ void sqlitetriggers_random_pool_key_from_kernel(RandomPool *pPool);
 void sqlitetriggers_random_pool_seed(RandomPool *pPool, sqlite3_int64 seed);
 void sqlitetriggers_random_pool_refill(RandomPool *pPool);
 void sqlitetriggers_chacha20_blocks16(const uint32_t key[8], unsigned char *aOut);
-void sqlitetriggers_chacha20_blocks16_portable(const uint32_t key[8], unsigned char *aOut);
+int sqlitetriggers_chacha20_blocks16_kernel(int i, const uint32_t key[8], unsigned char *aOut);
+const char *sqlitetriggers_chacha20_kernel_name(void);
 void sqlitetriggers_chacha20_block(const uint32_t key[8], const uint32_t input[4], unsigned char *aOut);
 
 /*
