@@ -14,7 +14,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test sanitize bench demo fuzz install uninstall clean help
+.PHONY: all test test-arm64 sanitize bench demo fuzz install uninstall clean help
 
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib
@@ -28,6 +28,7 @@ help:
 	@echo "make            build $(BUILD)/libsqlitetriggers.so (.load $(BUILD)/libsqlitetriggers)"
 	@echo "make test       shell tests through the sqlite3 CLI, C tests, fault injection, then swift test"
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
+	@echo "make test-arm64 the C tests cross-compiled for arm64, under qemu (make test runs it)"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS each (default 600)"
@@ -54,6 +55,28 @@ $(BUILD)/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 $(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+
+# arm64: the C tests cross-compiled and run under qemu-user (Debian:
+# gcc-aarch64-linux-gnu, qemu-user, libsqlite3-dev:arm64; .ci/run installs
+# them).
+ARM64_CC  ?= aarch64-linux-gnu-gcc
+ARM64_LIB ?= /usr/lib/aarch64-linux-gnu
+ARM64_BUILT := $(BUILD)/arm64/test_c $(BUILD)/arm64/seeded_stream $(BUILD)/seeded_stream
+
+$(BUILD)/arm64/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	@mkdir -p $(@D)
+	$(ARM64_CC) -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) \
+	  -L$(ARM64_LIB) -lsqlite3 -lpthread
+
+$(BUILD)/arm64/seeded_stream: Tests/c/arm64/seeded_stream.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	@mkdir -p $(@D)
+	$(ARM64_CC) -O2 $(C_TEST_FLAGS) -o $@ $< $(EXT_SRC) -L$(ARM64_LIB) -lsqlite3 -lpthread
+
+$(BUILD)/seeded_stream: Tests/c/arm64/seeded_stream.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(CC) -O2 $(C_TEST_FLAGS) -o $@ $< $(EXT_SRC) -lsqlite3 -lpthread
+
+test-arm64: $(ARM64_BUILT)
+	@bash Tests/c/arm64/run.sh
 
 # libFuzzer harnesses (Tests/fuzz/): make test runs each for 60 seconds,
 # make fuzz for FUZZ_SECONDS each.

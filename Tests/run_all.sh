@@ -29,18 +29,52 @@ stage() {
   total_failed=$((total_failed + failed))
 }
 
-# swift test's own lines, turned into a summary line of the same form:
-# Swift Testing's "Test run with N tests", less the tests marked failed.
+# summarize_swift NAME LOG STATUS: Swift Testing's "Test run with N
+# tests", less the tests marked failed, as NAME's summary line; every
+# ThreadSanitizer report counts as a failure too, even in a passing test.
+summarize_swift() {
+  local name=$1 file=$2 status=$3 total failed warnings
+  total=$(grep -oE 'Test run with [0-9]+ tests?' "$file" | grep -oE '[0-9]+' | tail -n 1)
+  failed=$(grep -E 'Test [^ ]+\(.*\).* failed after' "$file" | grep -vc 'Test run with')
+  warnings=$(grep -c 'WARNING: ThreadSanitizer' "$file")
+  if [ -z "$total" ]; then total=0; failed=$((failed > 0 ? failed : 1)); fi
+  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  echo "$name: $((total - failed)) passed, $((failed + warnings)) failed"
+}
+
 swift_stage() {
   # Executables too: the tests run the sqlitetriggers-migrate command.
   swift build 2>&1 | tail -n 3
   swift test 2>&1 | tee "$log"
-  local status=${PIPESTATUS[0]} total failed
-  total=$(grep -oE 'Test run with [0-9]+ tests?' "$log" | grep -oE '[0-9]+' | tail -n 1)
-  failed=$(grep -E 'Test [^ ]+\(.*\).* failed after' "$log" | grep -vc 'Test run with')
-  if [ -z "$total" ]; then total=0; failed=$((failed > 0 ? failed : 1)); fi
-  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-  echo "swift: $((total - failed)) passed, $failed failed"
+  summarize_swift swift "$log" "${PIPESTATUS[0]}"
+}
+
+# Swift's tests again under ThreadSanitizer, in a build folder of their own
+# so that the two builds do not undo each other.
+tsan_stage() {
+  local tsan_log status
+  tsan_log=$(mktemp)
+  swift build --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -n 1
+  swift test --sanitize=thread --scratch-path .build-tsan >"$tsan_log" 2>&1
+  status=$?
+  grep -E -A8 'WARNING: ThreadSanitizer' "$tsan_log" | head -n 60
+  grep -E 'Test run with|failed after' "$tsan_log"
+  summarize_swift tsan "$tsan_log" "$status"
+  rm -f "$tsan_log"
+}
+
+# The arm64 C tests need a cross toolchain; without one the stage fails,
+# saying what to install, rather than passing unseen.
+arm64_stage() {
+  if ! command -v "${ARM64_CC:-aarch64-linux-gnu-gcc}" >/dev/null ||
+     ! command -v qemu-aarch64 >/dev/null ||
+     [ ! -e /usr/lib/aarch64-linux-gnu/libsqlite3.so ]; then
+    echo "arm64: no cross toolchain; bash .ci/run installs gcc-aarch64-linux-gnu," \
+         "qemu-user and libsqlite3-dev:arm64"
+    echo "arm64: 0 passed, 1 failed"
+    return
+  fi
+  make --no-print-directory test-arm64
 }
 
 stage shell bash Tests/shell/run.sh
@@ -52,7 +86,9 @@ done
 stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
+stage arm64 arm64_stage
 stage swift swift_stage
+stage tsan tsan_stage
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
