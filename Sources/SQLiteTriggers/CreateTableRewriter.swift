@@ -2,26 +2,27 @@ import Foundation
 
 /// One token of SQLite SQL. Trivia (spaces and comments) are tokens too, so
 /// the tokens always spell the original text exactly.
-struct SQLToken {
-    enum Kind { case word, quotedName, string, number, punctuation, trivia }
-    let kind: Kind
-    let text: String
+package struct SQLToken {
+    package enum Kind { case word, quotedName, string, number, punctuation, trivia }
+    package let kind: Kind
+    package let text: String
 
-    /// A name's value: quotes removed and doubled quotes undone.
-    var name: String {
-        guard kind == .quotedName, let first = text.first else { return text }
+    /// A name's value: quotes removed and doubled quotes undone. SQLite
+    /// accepts a 'string' where it expects a name, so strings unquote too.
+    package var name: String {
+        guard kind == .quotedName || kind == .string, let first = text.first else { return text }
         let close: Character = first == "[" ? "]" : first
         var inner = String(text.dropFirst().dropLast())
         if first != "[" { inner = inner.replacingOccurrences(of: "\(close)\(close)", with: "\(close)") }
         return inner
     }
 
-    func isWord(_ keyword: String) -> Bool { kind == .word && text.uppercased() == keyword }
-    var isName: Bool { kind == .word || kind == .quotedName || kind == .string }
+    package func isWord(_ keyword: String) -> Bool { kind == .word && text.uppercased() == keyword }
+    package var isName: Bool { kind == .word || kind == .quotedName || kind == .string }
 }
 
 /// Splits SQL into tokens, keeping every byte.
-func tokenizeSQL(_ sql: String) -> [SQLToken] {
+package func tokenizeSQL(_ sql: String) -> [SQLToken] {
     let scalars = Array(sql.unicodeScalars)
     var tokens: [SQLToken] = []
     var index = 0
@@ -72,6 +73,15 @@ func tokenizeSQL(_ sql: String) -> [SQLToken] {
         }
     }
     return tokens
+}
+
+/// Whether SQLite takes two names for the same: it folds ASCII letters
+/// only, so "Ä" and "ä" name two tables where `lowercased()` sees one.
+package func sqliteNamesEqual(_ a: String, _ b: String) -> Bool {
+    func folded(_ name: String) -> [UInt8] {
+        name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }
+    }
+    return folded(a) == folded(b)
 }
 
 /// Why a table cannot be migrated.
@@ -228,7 +238,7 @@ extension CreateTableStatement {
                     throw refuse("its PRIMARY KEY clause is not understood")
                 }
                 tableKeyConstraint = index
-                keyItem = items.firstIndex { $0.columnName?.lowercased() == columns[0].name.lowercased() }
+                keyItem = items.firstIndex { $0.columnName.map { sqliteNamesEqual($0, columns[0].name) } == true }
                 guard keyItem != nil else { throw refuse("its PRIMARY KEY names an unknown column") }
             } else {
                 guard keyItem == nil else { throw refuse("composite primary keys cannot be migrated") }
@@ -262,7 +272,7 @@ extension CreateTableStatement {
                 edits.append((comma..<constraint.range.upperBound, ""))
             }
         } else {
-            guard !items.contains(where: { $0.columnName?.lowercased() == "id" }) else {
+            guard !items.contains(where: { $0.columnName.map { sqliteNamesEqual($0, "id") } == true }) else {
                 throw refuse("it has no primary key, and its column \"id\" would clash with the one it gains")
             }
             oldKeyColumn = nil
@@ -274,10 +284,10 @@ extension CreateTableStatement {
         }
 
         for column in foreignKeyColumns {
-            guard column.lowercased() != oldKeyColumn?.lowercased() else {
+            guard oldKeyColumn.map({ !sqliteNamesEqual(column, $0) }) ?? true else {
                 throw refuse("its primary key is also a foreign key, which is not supported")
             }
-            guard let item = items.first(where: { $0.columnName?.lowercased() == column.lowercased() }) else {
+            guard let item = items.first(where: { $0.columnName.map { sqliteNamesEqual($0, column) } == true }) else {
                 throw refuse("its foreign key column \"\(column)\" is not understood")
             }
             if item.typeRange.isEmpty {

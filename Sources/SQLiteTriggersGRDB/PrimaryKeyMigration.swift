@@ -63,6 +63,8 @@ struct PrimaryKeyMigration {
         /// Column -> the migrated table it references.
         let foreignKeys: [String: String]
         let copiedColumns: [String]
+        /// A name that means the rowid in this table (no column hides it).
+        let rowidAlias: String
         let indexesAndTriggers: [String]
     }
 
@@ -91,6 +93,7 @@ struct PrimaryKeyMigration {
         let names = try resolvedNames(db)
         try refuseReferencesFromOutside(names, db)
         let plans = try names.map { try plan(for: $0, migrating: names, db) }
+        try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
         try afterStep("planned")
         let salt = try Row.fetchOne(db, sql: "SELECT uuid_blob(uuid()) AS a, uuid_blob(uuid()) AS b")
             .map { ($0["a"] as Data) + ($0["b"] as Data) }!
@@ -114,14 +117,62 @@ struct PrimaryKeyMigration {
         try afterStep("checked")
     }
 
+    /// A table that gains an "id" column has one column more: a trigger's
+    /// `INSERT INTO t VALUES (...)` or `INSERT INTO t SELECT ...` without a
+    /// column list, and a view or trigger selecting `*` from it, would break
+    /// (or shift values) after the migration. Refused before anything
+    /// changes, naming the object.
+    private func refuseColumnCountDependents(_ gaining: [String], _ db: Database) throws {
+        guard !gaining.isEmpty else { return }
+        let objects = try Row.fetchAll(db, sql: """
+            SELECT type, name, sql FROM sqlite_schema WHERE type IN ('trigger', 'view') AND sql IS NOT NULL
+            UNION ALL
+            SELECT type, name, sql FROM sqlite_temp_schema WHERE type IN ('trigger', 'view') AND sql IS NOT NULL
+            """)
+        for object in objects {
+            let kind: String = object["type"]
+            let name: String = object["name"]
+            let tokens = tokenizeSQL(object["sql"]).filter { $0.kind != .trivia }
+            func gainingTable(at index: Int) -> String? {
+                // A name, or schema.name.
+                var nameIndex = index
+                if index + 2 < tokens.count, tokens[index + 1].text == "." { nameIndex = index + 2 }
+                guard nameIndex < tokens.count, tokens[nameIndex].isName else { return nil }
+                return gaining.first { sqliteNamesEqual($0, tokens[nameIndex].name) }
+            }
+            for (index, token) in tokens.enumerated() where token.isWord("INTO") && index > 0 {
+                guard let table = gainingTable(at: index + 1) else { continue }
+                var next = index + 2
+                if next < tokens.count, tokens[next].text == "." { next += 2 }
+                if next < tokens.count, tokens[next].isWord("AS") { next += 2 }
+                if next < tokens.count, ["VALUES", "SELECT", "WITH"].contains(where: tokens[next].isWord) {
+                    throw PrimaryKeyMigrationError(table: table, reason:
+                        "\(kind) \"\(name)\" inserts into it without a column list, and it gains an \"id\" column: "
+                        + "name the columns in that INSERT first")
+                }
+            }
+            let selectsStar = tokens.indices.contains { (index: Int) -> Bool in
+                guard index > 0, tokens[index].text == "*" else { return false }
+                let before = tokens[index - 1]
+                return before.isWord("SELECT") || before.isWord("DISTINCT") || before.isWord("ALL")
+                    || before.text == "," || before.text == "."
+            }
+            if selectsStar, let table = tokens.indices.lazy.compactMap({ gainingTable(at: $0) }).first {
+                throw PrimaryKeyMigrationError(table: table, reason:
+                    "\(kind) \"\(name)\" selects * where it is used, and it gains an \"id\" column: "
+                    + "name the columns in that \(kind) first")
+            }
+        }
+    }
+
     /// A table left out whose foreign keys point into the migration would
     /// keep integer values that no longer match anything.
     private func refuseReferencesFromOutside(_ names: [String], _ db: Database) throws {
-        let outside = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-            .filter { name in !names.contains { $0.lowercased() == name.lowercased() } }
+        let outside = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+            .filter { name in !names.contains { sqliteNamesEqual($0, name) } }
         for table in outside {
             for parent in try String.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table]) {
-                if let migrated = names.first(where: { $0.lowercased() == parent.lowercased() }) {
+                if let migrated = names.first(where: { sqliteNamesEqual($0, parent) }) {
                     throw PrimaryKeyMigrationError(table: migrated, reason:
                         "\"\(table)\" references it but is not part of the migration")
                 }
@@ -136,7 +187,7 @@ struct PrimaryKeyMigration {
             guard let name = try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table]) else {
                 throw PrimaryKeyMigrationError(table: table, reason: "no such table")
             }
-            if !names.contains(where: { $0.lowercased() == name.lowercased() }) { names.append(name) }
+            if !names.contains(where: { sqliteNamesEqual($0, name) }) { names.append(name) }
         }
         return names
     }
@@ -152,12 +203,12 @@ struct PrimaryKeyMigration {
                 throw PrimaryKeyMigrationError(table: table, reason: "composite foreign keys cannot be migrated")
             }
             let parent: String = row["table"]
-            guard let migratedParent = names.first(where: { $0.lowercased() == parent.lowercased() }) else {
+            guard let migratedParent = names.first(where: { sqliteNamesEqual($0, parent) }) else {
                 throw PrimaryKeyMigrationError(table: table, reason:
                     "its foreign key \"\(row["from"] as String)\" references \"\(parent)\", which is not part of the migration")
             }
             let parentKey = try integerKey(of: migratedParent, db)
-            if let target = row["to"] as String?, target.lowercased() != parentKey?.lowercased() {
+            if let target = row["to"] as String?, parentKey.map({ !sqliteNamesEqual(target, $0) }) ?? true {
                 throw PrimaryKeyMigrationError(table: table, reason:
                     "its foreign key \"\(row["from"] as String)\" references \"\(parent)\".\"\(target)\", which is not that table's integer primary key")
             }
@@ -167,12 +218,19 @@ struct PrimaryKeyMigration {
         let rewrite = try statement.rewritten(temporaryName: temporaryName, foreignKeyColumns: Set(foreignKeys.keys),
                                              uuidFunction: uuidFunction.rawValue)
         let copiedColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let allColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [table])
+        guard let rowidAlias = ["rowid", "oid", "_rowid_"].first(where: { alias in
+            !allColumns.contains { sqliteNamesEqual($0, alias) }
+        }) else {
+            throw PrimaryKeyMigrationError(table: table, reason:
+                "its columns \"rowid\", \"oid\" and \"_rowid_\" hide the rowid, which the migration keeps")
+        }
         let indexesAndTriggers = try String.fetchAll(db, sql: """
             SELECT sql FROM sqlite_schema
             WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid
             """, arguments: [table])
         return Plan(table: table, temporaryName: temporaryName, rewrite: rewrite, foreignKeys: foreignKeys,
-                    copiedColumns: copiedColumns, indexesAndTriggers: indexesAndTriggers)
+                    copiedColumns: copiedColumns, rowidAlias: rowidAlias, indexesAndTriggers: indexesAndTriggers)
     }
 
     /// The integer primary key column of a table, or nil when it has none.
@@ -180,22 +238,26 @@ struct PrimaryKeyMigration {
         try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk = 1", arguments: [table])
     }
 
+    /// Copies every row, keeping its rowid: `SELECT rowid, id` is then the
+    /// old-to-new mapping, and whatever is keyed on rowids (external-content
+    /// FTS tables, an app's caches) stays right.
     private func copy(_ plan: Plan, salt: Data, _ db: Database) throws {
-        var targets: [String] = []
-        var values: [String] = []
+        let rowid = SQLQuoting.identifier(plan.rowidAlias)
+        var targets: [String] = [rowid]
+        var values: [String] = [rowid]
         func derived(_ table: String, _ idExpression: String) -> String {
             "sqlitetriggers_derived_uuid(:salt, \(SQLQuoting.string(table)), \(idExpression))"
         }
         if plan.rewrite.oldKeyColumn == nil {
             targets.append(SQLQuoting.identifier(plan.rewrite.keyColumn))
-            values.append(derived(plan.table, "\"rowid\""))
+            values.append(derived(plan.table, rowid))
         }
         for column in plan.copiedColumns {
             let quoted = SQLQuoting.identifier(column)
             targets.append(quoted)
-            if column.lowercased() == plan.rewrite.oldKeyColumn?.lowercased() {
+            if plan.rewrite.oldKeyColumn.map({ sqliteNamesEqual(column, $0) }) == true {
                 values.append(derived(plan.table, quoted))
-            } else if let parent = plan.foreignKeys.first(where: { $0.key.lowercased() == column.lowercased() })?.value {
+            } else if let parent = plan.foreignKeys.first(where: { sqliteNamesEqual($0.key, column) })?.value {
                 values.append(derived(parent, quoted))
             } else {
                 values.append(quoted)

@@ -1,0 +1,172 @@
+import Foundation
+@testable import SQLiteTriggersGRDB
+import Testing
+
+/// Schemas as real apps and tools write them, each on a real file: migrated
+/// (then every row and relation checked) or refused (then the file is
+/// unchanged).
+@Suite struct PrimaryKeyMigrationRealSchemaTests {
+    /// A file with the schema, a queue on it, and its cleanup.
+    func makeFile(_ schema: String) throws -> (DatabaseQueue, cleanup: () -> Void) {
+        let path = temporaryDatabasePath()
+        let dbQueue = try DatabaseQueue(path: path, configuration: installingConfiguration())
+        try dbQueue.write { db in try db.execute(sql: schema) }
+        return (dbQueue, { removeDatabaseFiles(path) })
+    }
+
+    func migrate(_ dbQueue: DatabaseQueue, _ tables: [String]) throws {
+        try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: tables) }
+    }
+
+    @Test func singleQuotedNamesAreNamesToo() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE notes('id' INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE 'links'('id' INTEGER PRIMARY KEY, 'noteID' INTEGER REFERENCES 'notes'('id'));
+            INSERT INTO notes VALUES (1, 'a'), (2, 'b');
+            INSERT INTO links VALUES (10, 2);
+            """)
+        defer { cleanup() }
+        try migrate(dbQueue, ["notes", "links"])
+        try dbQueue.read { db throws in
+            #expect(try Int.fetchSet(db, sql: "SELECT uuid_version(id) FROM notes") == [8])
+            #expect(try String.fetchAll(db, sql: "SELECT n.body FROM links l JOIN notes n ON n.id = l.noteID") == ["b"])
+        }
+    }
+
+    @Test func rowidsAreKeptSoTheOldIdsStayReachable() throws {
+        let (dbQueue, cleanup) = try makeFile(integerRemindersSchema + """
+            ;
+            DELETE FROM reminders WHERE id IN (2, 5);          -- gaps: a renumbering would show
+            INSERT INTO reminders(id, remindersListID, title) VALUES (1000, 1, 'Far away');
+            """)
+        defer { cleanup() }
+        let tables = ["remindersLists", "reminders", "tags", "reminderTags"]
+        let before = try dbQueue.read { db throws in
+            try tables.map { try String.fetchAll(db, sql: "SELECT rowid || ' ' || quote(\($0 == "reminderTags" ? "tagID" : "title")) FROM \($0) ORDER BY rowid") }
+        }
+        try migrate(dbQueue, tables)
+        try dbQueue.read { db throws in
+            let after = try tables.map { table -> [String] in
+                let column = table == "reminderTags" ? "(SELECT title FROM tags WHERE id = tagID)" : "title"
+                return try String.fetchAll(db, sql: "SELECT rowid || ' ' || quote(\(column)) FROM \(table) ORDER BY rowid")
+            }
+            // Tags are compared by title after the migration: the ids changed.
+            #expect(after[0] == before[0] && after[1] == before[1] && after[2] == before[2])
+            #expect(after[3].count == before[3].count)
+            // The mapping from an old id to its new UUID.
+            let far = try String.fetchOne(db, sql: "SELECT id FROM reminders WHERE rowid = 1000")
+            #expect(try String.fetchOne(db, sql: "SELECT title FROM reminders WHERE id = ?", arguments: [far]) == "Far away")
+        }
+    }
+
+    @Test func anExternalContentFullTextIndexStillMatchesItsRows() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE VIRTUAL TABLE notesText USING fts5(body, content='notes', content_rowid='rowid');
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+            INSERT INTO notes SELECT i * 3, 'note ' || i || CASE WHEN i % 50 = 0 THEN ' needle' ELSE '' END FROM n;
+            DELETE FROM notes WHERE id % 7 = 0;
+            INSERT INTO notesText(notesText) VALUES ('rebuild');
+            """)
+        defer { cleanup() }
+        let query = "SELECT notes.body FROM notesText JOIN notes ON notes.rowid = notesText.rowid WHERE notesText MATCH 'needle' ORDER BY 1"
+        let before = try dbQueue.read { db in try String.fetchAll(db, sql: query) }
+        #expect(before.count == 6)
+        try migrate(dbQueue, ["notes"])
+        try dbQueue.write { db throws in
+            #expect(try String.fetchAll(db, sql: query) == before)
+            try db.execute(sql: "INSERT INTO notesText(notesText, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+
+    @Test func aKeylessTableWithARowidColumnKeepsItsRowidThroughAnotherName() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE events("rowid" TEXT, what TEXT);
+            INSERT INTO events(oid, "rowid", what) VALUES (5, 'r5', 'five'), (9, 'r9', 'nine');
+            """)
+        defer { cleanup() }
+        try migrate(dbQueue, ["events"])
+        try dbQueue.read { db throws in
+            #expect(try String.fetchAll(db, sql: "SELECT oid || ' ' || \"rowid\" || ' ' || what || ' ' || uuid_version(id) FROM events ORDER BY oid")
+                    == ["5 r5 five 8", "9 r9 nine 8"])
+        }
+    }
+
+    @Test(arguments: [
+        ("CREATE TRIGGER logLinks AFTER INSERT ON notes BEGIN INSERT INTO links VALUES (new.id, 'created'); END",
+         "trigger \"logLinks\" inserts into it without a column list, and it gains an \"id\" column: name the columns in that INSERT first"),
+        ("CREATE TRIGGER copyLinks AFTER INSERT ON notes BEGIN REPLACE INTO \"links\" SELECT new.id, 'x'; END",
+         "trigger \"copyLinks\" inserts into it without a column list, and it gains an \"id\" column: name the columns in that INSERT first"),
+        ("CREATE VIEW allLinks AS SELECT * FROM links",
+         "view \"allLinks\" selects * where it is used, and it gains an \"id\" column: name the columns in that view first"),
+        ("CREATE VIEW linkedNotes AS SELECT n.body, l.* FROM notes n JOIN links l ON l.noteID = n.id",
+         "view \"linkedNotes\" selects * where it is used, and it gains an \"id\" column: name the columns in that view first"),
+    ])
+    func aTableThatGainsAColumnRefusesWhatCountsItsColumns(_ dependent: String, _ reason: String) throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE links(noteID INTEGER REFERENCES notes(id), kind TEXT);
+            \(dependent);
+            INSERT INTO notes VALUES (1, 'a');
+            """)
+        defer { cleanup() }
+        let before = try dbQueue.read(dump)
+        let error = try #require(throws: PrimaryKeyMigrationError.self) { try migrate(dbQueue, ["notes", "links"]) }
+        #expect(error.table == "links")
+        #expect(error.reason == reason)
+        #expect(try dbQueue.read(dump) == before)
+    }
+
+    @Test func namedColumnsAndCountStarAreFine() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE links(noteID INTEGER REFERENCES notes(id), kind TEXT);
+            CREATE TRIGGER logLinks AFTER INSERT ON notes BEGIN INSERT INTO links(noteID, kind) VALUES (new.id, 'created'); END;
+            CREATE VIEW linkCount AS SELECT count(*) AS n, 2 * 3 AS six FROM links;
+            INSERT INTO notes VALUES (1, 'a');
+            """)
+        defer { cleanup() }
+        try migrate(dbQueue, ["notes", "links"])
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('b')")
+            #expect(try Int.fetchOne(db, sql: "SELECT n FROM linkCount") == 2)
+        }
+    }
+
+    @Test func aTableNamedLikeSQLitesOwnIsStillSeen() throws {
+        // DB Browser for SQLite leaves tables named like this one.
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE sqlitebrowser_rename_column_new_table(noteID INTEGER REFERENCES notes(id));
+            """)
+        defer { cleanup() }
+        let before = try dbQueue.read(dump)
+        let error = try #require(throws: PrimaryKeyMigrationError.self) { try migrate(dbQueue, ["notes"]) }
+        #expect(error.reason == "\"sqlitebrowser_rename_column_new_table\" references it but is not part of the migration")
+        #expect(try dbQueue.read(dump) == before)
+    }
+
+    @Test func namesThatDifferInNonASCIICaseAreTwoTables() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE "Ä"(id INTEGER PRIMARY KEY, x TEXT);
+            CREATE TABLE "ä"(id INTEGER PRIMARY KEY, y TEXT);
+            CREATE TABLE "ö"(id INTEGER PRIMARY KEY, aID INTEGER REFERENCES "ä"(id));
+            INSERT INTO "Ä" VALUES (1, 'upper'); INSERT INTO "ä" VALUES (1, 'lower'); INSERT INTO "ö" VALUES (1, 1);
+            """)
+        defer { cleanup() }
+        try migrate(dbQueue, ["Ä", "ä", "ö"])
+        try dbQueue.read { db throws in
+            #expect(try Int.fetchOne(db, sql: "SELECT uuid_version(id) FROM \"Ä\"") == 8)
+            #expect(try Int.fetchOne(db, sql: "SELECT uuid_version(id) FROM \"ä\"") == 8)
+            #expect(try String.fetchOne(db, sql: "SELECT y FROM \"ö\" JOIN \"ä\" ON \"ä\".id = \"ö\".aID") == "lower")
+        }
+        // Left out, "Ä" does not count as "ä".
+        let (other, cleanupOther) = try makeFile("""
+            CREATE TABLE "ä"(id INTEGER PRIMARY KEY);
+            CREATE TABLE "Ä"(aID INTEGER REFERENCES "ä"(id));
+            """)
+        defer { cleanupOther() }
+        let error = try #require(throws: PrimaryKeyMigrationError.self) { try migrate(other, ["ä"]) }
+        #expect(error.reason == "\"Ä\" references it but is not part of the migration")
+    }
+}
