@@ -78,10 +78,12 @@ package func tokenizeSQL(_ sql: String) -> [SQLToken] {
 /// Whether SQLite takes two names for the same: it folds ASCII letters
 /// only, so "Ä" and "ä" name two tables where `lowercased()` sees one.
 package func sqliteNamesEqual(_ a: String, _ b: String) -> Bool {
-    func folded(_ name: String) -> [UInt8] {
-        name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }
-    }
-    return folded(a) == folded(b)
+    sqliteFolded(a) == sqliteFolded(b)
+}
+
+/// A name with its ASCII letters lowercased, as SQLite compares names.
+package func sqliteFolded(_ name: String) -> String {
+    String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
 }
 
 /// Why a table cannot be migrated.

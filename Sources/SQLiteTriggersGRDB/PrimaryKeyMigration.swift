@@ -37,8 +37,19 @@ public enum UUIDFunction: String, Sendable {
 ///     try migratePrimaryKeys(db, tables: ["remindersLists", "reminders", "tags", "reminderTags"], uuidFunction: .uuidv7)
 /// }
 /// ```
-public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid) throws {
-    try PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction).run(db)
+///
+/// Every row keeps its rowid, so after the migration `SELECT rowid, id FROM t`
+/// maps each old integer id to its new UUID, and what is keyed on rowids
+/// (external-content full-text tables) keeps working.
+///
+/// Integer ids held outside foreign keys (a full-text table's `UNINDEXED`
+/// column, an audit table) are rewritten in the same transaction when named
+/// in `extraReferences`. The returned report warns of columns that look like
+/// such references but were not named.
+@discardableResult
+public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid,
+                               extraReferences: [ExtraReference] = []) throws -> PrimaryKeyMigrationReport {
+    try PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction, extraReferences: extraReferences).run(db)
 }
 
 /// The same, naming the tables by their descriptions (`@Table` structs).
@@ -46,13 +57,49 @@ public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: U
 /// ```swift
 /// try migratePrimaryKeys(db, tables: [RemindersList.self, Reminder.self, Tag.self, ReminderTag.self])
 /// ```
-public func migratePrimaryKeys(_ db: Database, tables: [any TableDescription.Type], uuidFunction: UUIDFunction = .uuid) throws {
-    try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction)
+@discardableResult
+public func migratePrimaryKeys(_ db: Database, tables: [any TableDescription.Type], uuidFunction: UUIDFunction = .uuid,
+                               extraReferences: [ExtraReference] = []) throws -> PrimaryKeyMigrationReport {
+    try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction, extraReferences: extraReferences)
+}
+
+/// A column holding ids of a migrated table without a foreign key: the
+/// migration rewrites its values to the new UUIDs too.
+///
+/// ```swift
+/// try migratePrimaryKeys(db, tables: ["reminders"], extraReferences: [
+///     ExtraReference(table: "reminderTexts", column: "reminderID", referencing: "reminders"),
+/// ])
+/// ```
+public struct ExtraReference: Sendable, Equatable {
+    public var table: String
+    public var column: String
+    public var referencedTable: String
+
+    public init(table: String, column: String, referencing referencedTable: String) {
+        self.table = table
+        self.column = column
+        self.referencedTable = referencedTable
+    }
+}
+
+/// What a migration found worth telling.
+///
+/// ```swift
+/// let report = try migratePrimaryKeys(db, tables: ["reminders"])
+/// for warning in report.warnings { print(warning) }
+/// ```
+public struct PrimaryKeyMigrationReport: Sendable, Equatable {
+    /// Columns that look like they hold migrated ids (by their name, or
+    /// because every value is one) but are neither foreign keys nor
+    /// extra references: their values no longer match anything.
+    public var warnings: [String]
 }
 
 struct PrimaryKeyMigration {
     let tables: [String]
     let uuidFunction: UUIDFunction
+    var extraReferences: [ExtraReference] = []
     /// Called after each step with its name; tests throw from it.
     var afterStep: (String) throws -> Void = { _ in }
 
@@ -68,7 +115,7 @@ struct PrimaryKeyMigration {
         let indexesAndTriggers: [String]
     }
 
-    func run(_ db: Database) throws {
+    func run(_ db: Database) throws -> PrimaryKeyMigrationReport {
         let enforced = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
         if enforced && db.isInsideTransaction {
             throw PrimaryKeyMigrationError(table: tables.first ?? "", reason:
@@ -83,16 +130,23 @@ struct PrimaryKeyMigration {
         let legacyAlter = try Bool.fetchOne(db, sql: "PRAGMA legacy_alter_table") ?? false
         try db.execute(sql: "PRAGMA legacy_alter_table = ON")
         defer { if !legacyAlter { try? db.execute(sql: "PRAGMA legacy_alter_table = OFF") } }
+        var report = PrimaryKeyMigrationReport(warnings: [])
         try db.inSavepoint {
-            try migrate(db)
+            report = try migrate(db)
             return .commit
         }
+        return report
     }
 
-    private func migrate(_ db: Database) throws {
+    private func migrate(_ db: Database) throws -> PrimaryKeyMigrationReport {
         let names = try resolvedNames(db)
         try refuseReferencesFromOutside(names, db)
-        let plans = try names.map { try plan(for: $0, migrating: names, db) }
+        let extra = try resolvedExtraReferences(names, db)
+        let plans = try names.map { table in
+            try plan(for: table, migrating: names,
+                     extraReferences: extra.filter { sqliteNamesEqual($0.table, table) }, db)
+        }
+        let warnings = try suspectedReferences(names, plans: plans, extra: extra, db)
         try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
         try afterStep("planned")
         let salt = try Row.fetchOne(db, sql: "SELECT uuid_blob(uuid()) AS a, uuid_blob(uuid()) AS b")
@@ -100,6 +154,14 @@ struct PrimaryKeyMigration {
         for plan in plans { try db.execute(sql: plan.rewrite.sql) }
         try afterStep("created")
         for plan in plans { try copy(plan, salt: salt, db) }
+        for reference in extra where !names.contains(where: { sqliteNamesEqual($0, reference.table) }) {
+            let column = SQLQuoting.identifier(reference.column)
+            try db.execute(sql: """
+                UPDATE \(SQLQuoting.identifier(reference.table))
+                SET \(column) = sqlitetriggers_derived_uuid(:salt, \(SQLQuoting.string(reference.referencedTable)), \(column))
+                WHERE \(column) IS NOT NULL
+                """, arguments: ["salt": salt])
+        }
         try afterStep("copied")
         for plan in plans { try db.execute(sql: "DROP TABLE \(SQLQuoting.identifier(plan.table))") }
         try afterStep("dropped")
@@ -115,6 +177,94 @@ struct PrimaryKeyMigration {
                 "\(violations.count) foreign key violation(s) after the migration, such as rowid \(first[1] as Int64? ?? 0) referencing \(first[2] as String)")
         }
         try afterStep("checked")
+        return PrimaryKeyMigrationReport(warnings: warnings)
+    }
+
+    /// The extra references as the schema spells them, checked before
+    /// anything changes: the column exists, the referenced table is
+    /// migrated, and every value is an integer id the new column can hold.
+    private func resolvedExtraReferences(_ names: [String], _ db: Database) throws -> [ExtraReference] {
+        try extraReferences.map { reference in
+            func refuse(_ reason: String) -> PrimaryKeyMigrationError {
+                PrimaryKeyMigrationError(table: reference.table, reason: reason)
+            }
+            guard let table = try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                                  arguments: [reference.table]) else { throw refuse("no such table") }
+            let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_xinfo(?)", arguments: [table])
+            guard let column = columns.first(where: { sqliteNamesEqual($0["name"], reference.column) }) else {
+                throw refuse("it has no column \"\(reference.column)\" (named as an extra reference)")
+            }
+            let columnName: String = column["name"]
+            guard let parent = names.first(where: { sqliteNamesEqual($0, reference.referencedTable) }) else {
+                throw refuse("its column \"\(columnName)\" is named as referencing \"\(reference.referencedTable)\", which is not part of the migration")
+            }
+            let isStrict = try Bool.fetchOne(db, sql: "SELECT strict FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
+            let isMigrated = names.contains { sqliteNamesEqual($0, table) }
+            if isStrict, !isMigrated, (column["type"] as String).uppercased().hasPrefix("INT") {
+                throw refuse("its column \"\(columnName)\" is an integer column of a STRICT table, which cannot hold the new UUIDs")
+            }
+            let quoted = SQLQuoting.identifier(columnName)
+            if let value = try String.fetchOne(db, sql: """
+                SELECT quote(\(quoted)) FROM \(SQLQuoting.identifier(table))
+                WHERE \(quoted) IS NOT NULL AND typeof(\(quoted)) <> 'integer' LIMIT 1
+                """) {
+                throw refuse("its column \"\(columnName)\" holds \(value), which is not an integer id of \"\(parent)\"")
+            }
+            return ExtraReference(table: table, column: columnName, referencing: parent)
+        }
+    }
+
+    /// Integer columns that look like references to migrated ids: named
+    /// after a migrated table (`reminderID`, `reminder_id`, `remindersID`),
+    /// or named `...id` with every value an id of one. They are neither
+    /// foreign keys nor extra references, so their values stop matching.
+    private func suspectedReferences(_ names: [String], plans: [Plan], extra: [ExtraReference], _ db: Database) throws -> [String] {
+        var warnings: [String] = []
+        // Shadow tables (a full-text index's own) hold ids of their own.
+        let tables = try String.fetchAll(db, sql: """
+            SELECT name FROM pragma_table_list
+            WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name
+            """)
+        for table in tables {
+            let tablePlan = plan(forName: table, plans)
+            let foreignKeys = try String.fetchAll(db, sql: "SELECT \"from\" FROM pragma_foreign_key_list(?)", arguments: [table])
+            for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden <> 1", arguments: [table]) {
+                if foreignKeys.contains(where: { sqliteNamesEqual($0, column) })
+                    || extra.contains(where: { sqliteNamesEqual($0.table, table) && sqliteNamesEqual($0.column, column) })
+                    || tablePlan?.rewrite.oldKeyColumn.map({ sqliteNamesEqual($0, column) }) == true { continue }
+                let folded = sqliteFolded(column)
+                guard folded.hasSuffix("id"), folded.count > 2 else { continue }
+                let stem = folded.hasSuffix("_id") ? String(folded.dropLast(3)) : String(folded.dropLast(2))
+                let byName = names.first { name in
+                    let lower = sqliteFolded(name)
+                    return stem == lower || stem + "s" == lower || stem + "es" == lower || (stem.hasSuffix("y") && stem.dropLast() + "ies" == lower)
+                }
+                let quoted = SQLQuoting.identifier(column), from = SQLQuoting.identifier(table)
+                var byValues: (String, Int)?
+                for name in names {
+                    guard let key = plan(forName: name, plans)?.rewrite.oldKeyColumn else { continue }
+                    let counts = try Row.fetchOne(db, sql: """
+                        SELECT count(*) AS total, count(*) FILTER (WHERE typeof(\(quoted)) = 'integer'
+                          AND \(quoted) IN (SELECT \(SQLQuoting.identifier(key)) FROM \(SQLQuoting.identifier(name)))) AS matching
+                        FROM \(from) WHERE \(quoted) IS NOT NULL
+                        """)!
+                    let total: Int = counts["total"], matching: Int = counts["matching"]
+                    if total > 0, matching == total { byValues = (name, total); break }
+                }
+                guard let parent = byName ?? byValues?.0 else { continue }
+                var evidence = byName != nil ? ["by its name"] : []
+                if let (valuesParent, count) = byValues, valuesParent == parent {
+                    evidence.append("all \(count) of its values are ids of \"\(parent)\"")
+                }
+                warnings.append("\"\(table)\".\"\(column)\" looks like it holds ids of \"\(parent)\" (\(evidence.joined(separator: ", and "))) but is "
+                                + "not a foreign key: its values will not match the new UUIDs; name it in extraReferences")
+            }
+        }
+        return warnings
+    }
+
+    private func plan(forName name: String, _ plans: [Plan]) -> Plan? {
+        plans.first { sqliteNamesEqual($0.table, name) }
     }
 
     /// A table that gains an "id" column has one column more: a trigger's
@@ -192,7 +342,8 @@ struct PrimaryKeyMigration {
         return names
     }
 
-    private func plan(for table: String, migrating names: [String], _ db: Database) throws -> Plan {
+    private func plan(for table: String, migrating names: [String], extraReferences: [ExtraReference],
+                      _ db: Database) throws -> Plan {
         let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [table])!
         let statement = try CreateTableStatement(sql: sql, table: table)
         var foreignKeys: [String: String] = [:]
@@ -214,6 +365,7 @@ struct PrimaryKeyMigration {
             }
             foreignKeys[row["from"]] = migratedParent
         }
+        for reference in extraReferences { foreignKeys[reference.column] = reference.referencedTable }
         let temporaryName = "sqlitetriggers_new_\(table)"
         let rewrite = try statement.rewritten(temporaryName: temporaryName, foreignKeyColumns: Set(foreignKeys.keys),
                                              uuidFunction: uuidFunction.rawValue)

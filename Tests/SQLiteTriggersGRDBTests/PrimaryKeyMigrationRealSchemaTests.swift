@@ -169,4 +169,83 @@ import Testing
         let error = try #require(throws: PrimaryKeyMigrationError.self) { try migrate(other, ["ä"]) }
         #expect(error.reason == "\"Ä\" references it but is not part of the migration")
     }
+
+    /// The Reminders schema with its full-text index, whose reminderID is
+    /// an UNINDEXED column outside any foreign key.
+    static let searchableReminders = integerRemindersSchema + """
+        ;
+        CREATE VIRTUAL TABLE "reminderTexts" USING fts5("reminderID" UNINDEXED, "title", "notes", "tags", tokenize='trigram');
+        INSERT INTO reminderTexts(reminderID, title, notes, tags)
+          SELECT id, title, notes, '' FROM reminders;
+        CREATE TABLE audit(reminder_id INTEGER, note TEXT);
+        INSERT INTO audit SELECT id, 'created' FROM reminders;
+        """
+    static let search = """
+        SELECT r.title FROM reminderTexts t JOIN reminders r ON r.id = t.reminderID
+        WHERE reminderTexts MATCH '"nder 1"' ORDER BY r.title
+        """
+
+    @Test func searchStillJoinsWhenItsIdsAreNamedAsExtraReferences() throws {
+        let (dbQueue, cleanup) = try makeFile(Self.searchableReminders)
+        defer { cleanup() }
+        let before = try dbQueue.read { db in try String.fetchAll(db, sql: Self.search) }
+        #expect(before == ["Reminder 1", "Reminder 10"])
+        let report = try dbQueue.writeWithoutTransaction { db in
+            try migratePrimaryKeys(db, tables: reminderTables, extraReferences: [
+                ExtraReference(table: "reminderTexts", column: "reminderID", referencing: "reminders"),
+                ExtraReference(table: "audit", column: "reminder_id", referencing: "reminders"),
+            ])
+        }
+        #expect(report.warnings == [])
+        try dbQueue.read { db throws in
+            #expect(try String.fetchAll(db, sql: Self.search) == before)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM audit JOIN reminders r ON r.id = audit.reminder_id") == 10)
+        }
+    }
+
+    @Test func idsOutsideForeignKeysThatAreNotNamedAreReported() throws {
+        let (dbQueue, cleanup) = try makeFile(Self.searchableReminders + """
+            ;
+            CREATE TABLE settings(key TEXT, lastListId INTEGER);
+            INSERT INTO settings VALUES ('current', 2);
+            """)
+        defer { cleanup() }
+        let report = try dbQueue.writeWithoutTransaction { db in
+            try migratePrimaryKeys(db, tables: reminderTables)
+        }
+        #expect(report.warnings == [
+            #""audit"."reminder_id" looks like it holds ids of "reminders" (by its name, and all 10 of its values are ids of "reminders") but is not a foreign key: its values will not match the new UUIDs; name it in extraReferences"#,
+            #""reminderTexts"."reminderID" looks like it holds ids of "reminders" (by its name, and all 10 of its values are ids of "reminders") but is not a foreign key: its values will not match the new UUIDs; name it in extraReferences"#,
+            #""settings"."lastListId" looks like it holds ids of "remindersLists" (all 1 of its values are ids of "remindersLists") but is not a foreign key: its values will not match the new UUIDs; name it in extraReferences"#,
+        ])
+    }
+
+    @Test(arguments: [
+        (ExtraReference(table: "audit", column: "missing", referencing: "reminders"),
+         "audit", #"it has no column "missing" (named as an extra reference)"#),
+        (ExtraReference(table: "audit", column: "reminder_id", referencing: "history"),
+         "audit", #"its column "reminder_id" is named as referencing "history", which is not part of the migration"#),
+        (ExtraReference(table: "strictAudit", column: "reminderID", referencing: "reminders"),
+         "strictAudit", #"its column "reminderID" is an integer column of a STRICT table, which cannot hold the new UUIDs"#),
+        (ExtraReference(table: "textAudit", column: "reminderID", referencing: "reminders"),
+         "textAudit", #"its column "reminderID" holds 'A-17', which is not an integer id of "reminders""#),
+    ])
+    func extraReferencesAreCheckedBeforeAnythingChanges(_ reference: ExtraReference, _ table: String, _ reason: String) throws {
+        let (dbQueue, cleanup) = try makeFile(Self.searchableReminders + """
+            ;
+            CREATE TABLE strictAudit(reminderID INTEGER) STRICT;
+            CREATE TABLE textAudit(reminderID);
+            INSERT INTO textAudit VALUES (1), ('A-17');
+            """)
+        defer { cleanup() }
+        let before = try dbQueue.read(dump)
+        let error = try #require(throws: PrimaryKeyMigrationError.self) {
+            try dbQueue.writeWithoutTransaction { db in
+                try migratePrimaryKeys(db, tables: reminderTables, extraReferences: [reference])
+            }
+        }
+        #expect(error.table == table)
+        #expect(error.reason == reason)
+        #expect(try dbQueue.read(dump) == before)
+    }
 }
