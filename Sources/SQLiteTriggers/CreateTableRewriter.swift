@@ -213,6 +213,8 @@ package struct PrimaryKeyRewrite {
     package let oldKeyColumn: String?
     /// The key column in the new table.
     package let keyColumn: String
+    /// What was dropped on the way, for the report.
+    package let notes: [String]
 }
 
 extension CreateTableStatement {
@@ -220,9 +222,17 @@ extension CreateTableStatement {
     /// `<name> TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (<function>())`
     /// (or such an "id" is added), the columns in `foreignKeyColumns` become
     /// TEXT, and the table is named `temporaryName`. Everything else is kept.
-    package func rewritten(temporaryName: String, foreignKeyColumns: Set<String>, uuidFunction: String) throws(PrimaryKeyMigrationError) -> PrimaryKeyRewrite {
+    ///
+    /// - `foreignKeyDefaults`: a new DEFAULT literal for foreign-key
+    ///   columns whose integer default names a parent row.
+    /// - `dropUnique`: drop UNIQUE column and table constraints.
+    /// - `addedKeyName`: the key a table without one gains.
+    package func rewritten(temporaryName: String, foreignKeyColumns: Set<String>, uuidFunction: String,
+                           foreignKeyDefaults: [String: String] = [:], dropUnique: Bool = false,
+                           addedKeyName: String = "id") throws(PrimaryKeyMigrationError) -> PrimaryKeyRewrite {
         func refuse(_ reason: String) -> PrimaryKeyMigrationError { PrimaryKeyMigrationError(table: table, reason: reason) }
         let keyDefinition = "TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (\(uuidFunction)())"
+        var notes: [String] = []
 
         // Where the key is: a column's PRIMARY KEY, or a table constraint.
         var keyItem: Int?
@@ -234,8 +244,21 @@ extension CreateTableStatement {
                 guard tableKeyConstraint == nil, keyItem == nil else { throw refuse("it has more than one primary key clause") }
                 guard let open = words.firstIndex(where: { $0.text == "(" }), open > primary,
                       let close = words.firstIndex(where: { $0.text == ")" }) else { throw refuse("its PRIMARY KEY clause is not understood") }
-                let columns = words[(open + 1)..<close].filter { $0.text != "," }
-                guard columns.count == 1 else { throw refuse("composite primary keys cannot be migrated") }
+                // One indexed column: a name, then COLLATE x, ASC or DESC, AUTOINCREMENT.
+                let parts = words[(open + 1)..<close].split { $0.text == "," }
+                guard parts.count == 1, let column = parts.first?.first, column.isName else {
+                    throw refuse("composite primary keys cannot be migrated")
+                }
+                let modifiers = parts[0].dropFirst().map { $0.text.uppercased() }
+                var modifierIndex = modifiers.startIndex
+                while modifierIndex < modifiers.endIndex {
+                    switch modifiers[modifierIndex] {
+                    case "ASC", "DESC", "AUTOINCREMENT": modifierIndex += 1
+                    case "COLLATE": modifierIndex += 2
+                    default: throw refuse("its PRIMARY KEY clause is not understood")
+                    }
+                }
+                let columns = [column]
                 guard words[(close + 1)...].allSatisfy({ $0.isWord("ON") || $0.isWord("CONFLICT") || ["ROLLBACK", "ABORT", "FAIL", "IGNORE", "REPLACE"].contains($0.text.uppercased()) }) else {
                     throw refuse("its PRIMARY KEY clause is not understood")
                 }
@@ -254,19 +277,17 @@ extension CreateTableStatement {
         if let keyItem {
             let item = items[keyItem]
             let type = typeName(of: item)
-            guard ["INTEGER", "INT", "BIGINT"].contains(type) else {
+            // SQLite's first affinity rule: a type containing INT is an
+            // integer (INT, BIGINT, MySQL's int(11), UNSIGNED BIG INT...).
+            guard type.contains("INT") else {
                 throw refuse("its primary key \"\(item.columnName!)\" is \(type.isEmpty ? "untyped" : type), not an integer")
             }
-            let constraints = significantWords(item.constraintsStart..<item.range.upperBound).map { $0.text.uppercased() }
-            let understood: Set<String> = ["PRIMARY", "KEY", "ASC", "DESC", "AUTOINCREMENT", "NOT", "NULL", "ON", "CONFLICT",
-                                           "ROLLBACK", "ABORT", "FAIL", "IGNORE", "REPLACE"]
-            guard constraints.allSatisfy(understood.contains) else {
-                throw refuse("the constraints of its primary key column are not understood: \(text(item.constraintsStart..<item.range.upperBound))")
-            }
+            let (kept, dropped) = try keyColumnConstraints(of: item)
+            notes += dropped.map { "its primary key's \($0) was written for integers and is dropped" }
             oldKeyColumn = item.columnName
             keyColumn = item.columnName!
             let nameText = tokens[item.range.lowerBound].text
-            edits.append((item.range, "\(nameText) \(keyDefinition)"))
+            edits.append((item.range, ([nameText, keyDefinition] + kept).joined(separator: " ")))
             if let tableKeyConstraint {
                 // Drop the table constraint and the comma before it.
                 let constraint = items[tableKeyConstraint]
@@ -274,15 +295,25 @@ extension CreateTableStatement {
                 edits.append((comma..<constraint.range.upperBound, ""))
             }
         } else {
-            guard !items.contains(where: { $0.columnName.map { sqliteNamesEqual($0, "id") } == true }) else {
-                throw refuse("it has no primary key, and its column \"id\" would clash with the one it gains")
+            guard !items.contains(where: { $0.columnName.map { sqliteNamesEqual($0, addedKeyName) } == true }) else {
+                throw refuse("it has no primary key, and its column \"\(addedKeyName)\" would clash with the one it gains")
             }
             oldKeyColumn = nil
-            keyColumn = "id"
+            keyColumn = addedKeyName
             // Before the first column, laid out like it: its indentation again.
             let first = items[0].range.lowerBound
             let indentation = text((openParen + 1)..<first)
-            edits.append((first..<first, "\"id\" \(keyDefinition),\(indentation.isEmpty ? " " : indentation)"))
+            edits.append((first..<first, "\(SQLQuoting.identifier(addedKeyName)) \(keyDefinition),\(indentation.isEmpty ? " " : indentation)"))
+        }
+
+        if dropUnique {
+            for item in items where item.columnName != nil && !(oldKeyColumn.map { sqliteNamesEqual($0, item.columnName!) } ?? false) {
+                edits += uniqueClauses(in: item.constraintsStart..<item.range.upperBound).map { ($0, "") }
+            }
+            for item in items where item.isTableConstraint && significantWords(item.range).contains(where: { $0.isWord("UNIQUE") }) {
+                let comma = tokens[..<item.range.lowerBound].lastIndex { $0.text == "," }!
+                edits.append((comma..<item.range.upperBound, ""))
+            }
         }
 
         for column in foreignKeyColumns {
@@ -297,12 +328,122 @@ extension CreateTableStatement {
             } else {
                 edits.append((item.typeRange, "TEXT"))
             }
+            if let literal = foreignKeyDefaults.first(where: { sqliteNamesEqual($0.key, column) })?.value,
+               let value = defaultValueRange(of: item) {
+                edits.append((value, literal))
+            }
         }
 
         var result = tokens.map(\.text)
         for edit in edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
             result.replaceSubrange(edit.range, with: [edit.text])
         }
-        return PrimaryKeyRewrite(sql: result.joined(), oldKeyColumn: oldKeyColumn, keyColumn: keyColumn)
+        return PrimaryKeyRewrite(sql: result.joined(), oldKeyColumn: oldKeyColumn, keyColumn: keyColumn, notes: notes)
+    }
+
+    /// The key column's constraints: what the new key keeps (COLLATE,
+    /// comments) and the CHECKs it drops, since they test integers. UNIQUE
+    /// is dropped silently: the primary key already is unique.
+    func keyColumnConstraints(of item: Item) throws(PrimaryKeyMigrationError) -> (kept: [String], droppedChecks: [String]) {
+        var kept: [String] = [], dropped: [String] = []
+        var index = item.constraintsStart
+        let end = item.range.upperBound
+        func nextSignificant(after index: Int) -> Int? {
+            tokens[(index + 1)..<end].indices.first { tokens[$0].kind != .trivia }
+        }
+        let notUnderstood = PrimaryKeyMigrationError(table: table, reason:
+            "the constraints of its primary key column are not understood: \(text(item.constraintsStart..<end))")
+        while index < end {
+            let token = tokens[index]
+            if token.kind == .trivia {
+                if token.text.hasPrefix("/*") { kept.append(token.text) }
+                if token.text.hasPrefix("--") { kept.append(token.text + "\n") }
+                index += 1
+                continue
+            }
+            switch token.text.uppercased() {
+            case "PRIMARY", "KEY", "ASC", "DESC", "AUTOINCREMENT", "NOT", "NULL", "ON", "CONFLICT",
+                 "ROLLBACK", "ABORT", "FAIL", "IGNORE", "REPLACE", "UNIQUE":
+                index += 1
+            case "CONSTRAINT":
+                index = (nextSignificant(after: index) ?? end) + 1
+            case "COLLATE":
+                guard let name = nextSignificant(after: index) else { throw notUnderstood }
+                kept.append("COLLATE \(tokens[name].text)")
+                index = name + 1
+            case "CHECK":
+                guard let open = nextSignificant(after: index), tokens[open].text == "(",
+                      let close = matchingParenthesis(open, end) else { throw notUnderstood }
+                dropped.append(text(index..<(close + 1)))
+                index = close + 1
+            default:
+                throw notUnderstood
+            }
+        }
+        return (kept, dropped)
+    }
+
+    func matchingParenthesis(_ open: Int, _ end: Int) -> Int? {
+        var depth = 0
+        for index in open..<end where tokens[index].kind == .punctuation {
+            if tokens[index].text == "(" { depth += 1 }
+            if tokens[index].text == ")" { depth -= 1; if depth == 0 { return index } }
+        }
+        return nil
+    }
+
+    /// The token ranges of UNIQUE clauses (with their ON CONFLICT) among a
+    /// column's constraints, and the CONSTRAINT name before one.
+    func uniqueClauses(in range: Range<Int>) -> [Range<Int>] {
+        let significant = range.filter { tokens[$0].kind != .trivia }
+        var clauses: [Range<Int>] = []
+        for (position, index) in significant.enumerated() where tokens[index].isWord("UNIQUE") {
+            var start = index
+            if position >= 2, tokens[significant[position - 2]].isWord("CONSTRAINT") { start = significant[position - 2] }
+            // With the space before it, so that no gap is left.
+            if start > 0, tokens[start - 1].kind == .trivia, tokens[start - 1].text.allSatisfy(\.isWhitespace) {
+                start -= 1
+            }
+            var last = index
+            if position + 2 < significant.count, tokens[significant[position + 1]].isWord("ON"),
+               tokens[significant[position + 2]].isWord("CONFLICT"), position + 3 < significant.count {
+                last = significant[position + 3]
+            }
+            clauses.append(start..<(last + 1))
+        }
+        return clauses
+    }
+
+    /// The tokens of a column's DEFAULT value: a literal, a signed
+    /// number, or a parenthesized expression.
+    func defaultValueRange(of item: Item) -> Range<Int>? {
+        let significant = (item.constraintsStart..<item.range.upperBound).filter { tokens[$0].kind != .trivia }
+        guard let position = significant.firstIndex(where: { tokens[$0].isWord("DEFAULT") }),
+              position + 1 < significant.count else { return nil }
+        let first = significant[position + 1]
+        if tokens[first].text == "(" {
+            return matchingParenthesis(first, item.range.upperBound).map { first..<($0 + 1) }
+        }
+        if ["+", "-"].contains(tokens[first].text), position + 2 < significant.count {
+            return first..<(significant[position + 2] + 1)
+        }
+        return first..<(first + 1)
+    }
+
+    /// The DEFAULT value of a column, as written, or nil.
+    package func defaultValue(ofColumn column: String) -> String? {
+        guard let item = items.first(where: { $0.columnName.map { sqliteNamesEqual($0, column) } == true }),
+              let range = defaultValueRange(of: item) else { return nil }
+        return significantWords(range).map(\.text).joined()
+    }
+
+    /// The column names and expression text of generated columns.
+    package var generatedColumns: [(name: String, expression: String)] {
+        items.compactMap { item in
+            guard let name = item.columnName else { return nil }
+            let words = significantWords(item.constraintsStart..<item.range.upperBound)
+            guard let asIndex = words.firstIndex(where: { $0.isWord("AS") }) else { return nil }
+            return (name, words[asIndex...].map(\.text).joined(separator: " "))
+        }
     }
 }

@@ -46,10 +46,16 @@ public enum UUIDFunction: String, Sendable {
 /// column, an audit table) are rewritten in the same transaction when named
 /// in `extraReferences`. The returned report warns of columns that look like
 /// such references but were not named.
+///
+/// `dropUniqueConstraints` names tables whose UNIQUE constraints and unique
+/// indexes are dropped: synced data cannot enforce uniqueness across
+/// devices. `addedKeyName` names the key that tables without one gain.
 @discardableResult
 public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid,
-                               extraReferences: [ExtraReference] = []) throws -> PrimaryKeyMigrationReport {
-    try PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction, extraReferences: extraReferences).run(db)
+                               extraReferences: [ExtraReference] = [], dropUniqueConstraints: [String] = [],
+                               addedKeyName: String = "id") throws -> PrimaryKeyMigrationReport {
+    try PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction, extraReferences: extraReferences,
+                            dropUniqueConstraints: dropUniqueConstraints, addedKeyName: addedKeyName).run(db)
 }
 
 /// The same, naming the tables by their descriptions (`@Table` structs).
@@ -59,8 +65,10 @@ public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: U
 /// ```
 @discardableResult
 public func migratePrimaryKeys(_ db: Database, tables: [any TableDescription.Type], uuidFunction: UUIDFunction = .uuid,
-                               extraReferences: [ExtraReference] = []) throws -> PrimaryKeyMigrationReport {
-    try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction, extraReferences: extraReferences)
+                               extraReferences: [ExtraReference] = [], dropUniqueConstraints: [any TableDescription.Type] = [],
+                               addedKeyName: String = "id") throws -> PrimaryKeyMigrationReport {
+    try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction, extraReferences: extraReferences,
+                           dropUniqueConstraints: dropUniqueConstraints.map { $0.tableName }, addedKeyName: addedKeyName)
 }
 
 /// A column holding ids of a migrated table without a foreign key: the
@@ -92,14 +100,21 @@ public struct ExtraReference: Sendable, Equatable {
 public struct PrimaryKeyMigrationReport: Sendable, Equatable {
     /// Columns that look like they hold migrated ids (by their name, or
     /// because every value is one) but are neither foreign keys nor
-    /// extra references: their values no longer match anything.
-    public var warnings: [String]
+    /// extra references: their values no longer match anything. Foreign
+    /// key violations that existed before, in tables the migration did not
+    /// touch.
+    public var warnings: [String] = []
+    /// What the migration changed beyond the keys: CHECKs on integer keys
+    /// dropped, UNIQUE constraints dropped.
+    public var notes: [String] = []
 }
 
 struct PrimaryKeyMigration {
     let tables: [String]
     let uuidFunction: UUIDFunction
     var extraReferences: [ExtraReference] = []
+    var dropUniqueConstraints: [String] = []
+    var addedKeyName = "id"
     /// Called after each step with its name; tests throw from it.
     var afterStep: (String) throws -> Void = { _ in }
 
@@ -113,6 +128,7 @@ struct PrimaryKeyMigration {
         /// A name that means the rowid in this table (no column hides it).
         let rowidAlias: String
         let indexesAndTriggers: [String]
+        let droppedUniqueIndexes: [String]
     }
 
     func run(_ db: Database) throws -> PrimaryKeyMigrationReport {
@@ -130,7 +146,7 @@ struct PrimaryKeyMigration {
         let legacyAlter = try Bool.fetchOne(db, sql: "PRAGMA legacy_alter_table") ?? false
         try db.execute(sql: "PRAGMA legacy_alter_table = ON")
         defer { if !legacyAlter { try? db.execute(sql: "PRAGMA legacy_alter_table = OFF") } }
-        var report = PrimaryKeyMigrationReport(warnings: [])
+        var report = PrimaryKeyMigrationReport()
         try db.inSavepoint {
             report = try migrate(db)
             return .commit
@@ -142,18 +158,30 @@ struct PrimaryKeyMigration {
         let names = try resolvedNames(db)
         try refuseReferencesFromOutside(names, db)
         let extra = try resolvedExtraReferences(names, db)
-        let plans = try names.map { table in
-            try plan(for: table, migrating: names,
-                     extraReferences: extra.filter { sqliteNamesEqual($0.table, table) }, db)
-        }
-        let warnings = try suspectedReferences(names, plans: plans, extra: extra, db)
-        try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
-        try afterStep("planned")
         let salt = try Row.fetchOne(db, sql: "SELECT uuid_blob(uuid()) AS a, uuid_blob(uuid()) AS b")
             .map { ($0["a"] as Data) + ($0["b"] as Data) }!
-        for plan in plans { try db.execute(sql: plan.rewrite.sql) }
+        let plans = try names.map { table in
+            try plan(for: table, migrating: names,
+                     extraReferences: extra.filter { sqliteNamesEqual($0.table, table) }, salt: salt, db)
+        }
+        var report = PrimaryKeyMigrationReport(notes: plans.flatMap { plan in
+            plan.rewrite.notes.map { "\"\(plan.table)\": \($0)" } + plan.droppedUniqueIndexes.map {
+                "\"\(plan.table)\": its unique index \"\($0)\" is dropped"
+            }
+        })
+        report.warnings = try suspectedReferences(names, plans: plans, extra: extra, db)
+        try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
+        let violationsElsewhere = try foreignKeyViolations(in: names, db)
+        report.warnings += violationsElsewhere
+        let analyzed = try analyzedTables(names, db)
+        try afterStep("planned")
+        for plan in plans {
+            try explained(plan.table, "creating its new table") { try db.execute(sql: plan.rewrite.sql) }
+        }
         try afterStep("created")
-        for plan in plans { try copy(plan, salt: salt, db) }
+        for plan in plans {
+            try explained(plan.table, "copying its rows") { try copy(plan, salt: salt, db) }
+        }
         for reference in extra where !names.contains(where: { sqliteNamesEqual($0, reference.table) }) {
             let column = SQLQuoting.identifier(reference.column)
             try db.execute(sql: """
@@ -169,15 +197,73 @@ struct PrimaryKeyMigration {
             try db.execute(sql: "ALTER TABLE \(SQLQuoting.identifier(plan.temporaryName)) RENAME TO \(SQLQuoting.identifier(plan.table))")
         }
         try afterStep("renamed")
-        for plan in plans { for sql in plan.indexesAndTriggers { try db.execute(sql: sql) } }
+        for plan in plans {
+            try explained(plan.table, "recreating its indexes and triggers") {
+                for sql in plan.indexesAndTriggers { try db.execute(sql: sql) }
+            }
+        }
+        for table in analyzed { try db.execute(sql: "ANALYZE \(SQLQuoting.identifier(table))") }
         try afterStep("recreated")
-        let violations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
-        if let first = violations.first {
-            throw PrimaryKeyMigrationError(table: first[0] as String, reason:
-                "\(violations.count) foreign key violation(s) after the migration, such as rowid \(first[1] as Int64? ?? 0) referencing \(first[2] as String)")
+        // Only the migrated tables: violations elsewhere were there before.
+        for table in names {
+            if let violation = try Row.fetchOne(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [table]) {
+                throw PrimaryKeyMigrationError(table: table, reason: try describeViolation(violation, db) + " after the migration")
+            }
         }
         try afterStep("checked")
-        return PrimaryKeyMigrationReport(warnings: warnings)
+        return report
+    }
+
+    /// Runs a step, turning SQLite's errors into the user's terms: the
+    /// table and the step, never our temporary table's name.
+    private func explained<T>(_ table: String, _ step: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            let message = (error.message ?? "\(error.resultCode)")
+                .replacingOccurrences(of: "sqlitetriggers_new_\(table)", with: table)
+            throw PrimaryKeyMigrationError(table: table, reason: "\(step) failed: \(message)")
+        }
+    }
+
+    /// Foreign key violations that exist before the migration: in the
+    /// migrated tables they refuse it (with the original ids); elsewhere
+    /// they are only reported, since the migration did not cause them.
+    private func foreignKeyViolations(in names: [String], _ db: Database) throws -> [String] {
+        var elsewhere: [String] = []
+        for violation in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") {
+            let table: String = violation[0]
+            let description = try describeViolation(violation, db)
+            if names.contains(where: { sqliteNamesEqual($0, table) }) {
+                throw PrimaryKeyMigrationError(table: table, reason: description + ", before the migration: fix it first")
+            }
+            elsewhere.append("\"\(table)\": \(description), before the migration (left as it was)")
+        }
+        return elsewhere
+    }
+
+    /// "row 7 references "lists" id 99, which does not exist": a row of
+    /// PRAGMA foreign_key_check (table, rowid, parent, fkid), with the value
+    /// the row holds. Rowids are kept, so they are the original ones.
+    private func describeViolation(_ violation: Row, _ db: Database) throws -> String {
+        let table: String = violation[0]
+        let rowid: Int64? = violation[1]
+        let parent: String = violation[2]
+        let column = try String.fetchOne(db, sql: "SELECT \"from\" FROM pragma_foreign_key_list(?) WHERE id = ?",
+                                         arguments: [table, violation[3] as Int]) ?? "?"
+        let value = try rowid.flatMap { rowid in
+            try String.fetchOne(db, sql: "SELECT quote(\(SQLQuoting.identifier(column))) FROM \(SQLQuoting.identifier(table)) WHERE rowid = ?",
+                                arguments: [rowid])
+        } ?? "?"
+        return "row \(rowid.map(String.init) ?? "?") holds \"\(column)\" = \(value), which is no row of \"\(parent)\""
+    }
+
+    /// The migrated tables that ANALYZE had statistics for: analyzed again
+    /// afterwards, so that query plans do not change.
+    private func analyzedTables(_ names: [String], _ db: Database) throws -> [String] {
+        guard try db.tableExists("sqlite_stat1") else { return [] }
+        let analyzed = try String.fetchSet(db, sql: "SELECT DISTINCT tbl FROM sqlite_stat1")
+        return names.filter { name in analyzed.contains { sqliteNamesEqual($0, name) } }
     }
 
     /// The extra references as the schema spells them, checked before
@@ -343,7 +429,7 @@ struct PrimaryKeyMigration {
     }
 
     private func plan(for table: String, migrating names: [String], extraReferences: [ExtraReference],
-                      _ db: Database) throws -> Plan {
+                      salt: Data, _ db: Database) throws -> Plan {
         let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [table])!
         let statement = try CreateTableStatement(sql: sql, table: table)
         var foreignKeys: [String: String] = [:]
@@ -366,9 +452,74 @@ struct PrimaryKeyMigration {
             foreignKeys[row["from"]] = migratedParent
         }
         for reference in extraReferences { foreignKeys[reference.column] = reference.referencedTable }
+        let quotedTable = SQLQuoting.identifier(table)
+        func refuse(_ reason: String) -> PrimaryKeyMigrationError { PrimaryKeyMigrationError(table: table, reason: reason) }
+        // Every value that becomes a derived UUID must be an integer id.
+        var foreignKeyDefaults: [String: String] = [:]
+        for (column, parent) in foreignKeys {
+            let quoted = SQLQuoting.identifier(column)
+            if let value = try String.fetchOne(db, sql: """
+                SELECT quote(\(quoted)) FROM \(quotedTable) WHERE \(quoted) IS NOT NULL AND typeof(\(quoted)) <> 'integer' LIMIT 1
+                """) {
+                throw refuse("its column \"\(column)\" holds \(value), which is not an integer id of \"\(parent)\"")
+            }
+            if let value = statement.defaultValue(ofColumn: column), value.uppercased() != "NULL" {
+                guard let id = Int64(value.trimmingCharacters(in: CharacterSet(charactersIn: "()"))) else {
+                    throw refuse("its column \"\(column)\" defaults to \(value), which is not an integer id of \"\(parent)\"")
+                }
+                let derived = try String.fetchOne(db, sql: "SELECT sqlitetriggers_derived_uuid(?, ?, ?)", arguments: [salt, parent, id])!
+                foreignKeyDefaults[column] = SQLQuoting.string(derived)
+            }
+        }
+        let isUniqueDropped = dropUniqueConstraints.contains { sqliteNamesEqual($0, table) }
         let temporaryName = "sqlitetriggers_new_\(table)"
         let rewrite = try statement.rewritten(temporaryName: temporaryName, foreignKeyColumns: Set(foreignKeys.keys),
-                                             uuidFunction: uuidFunction.rawValue)
+                                             uuidFunction: uuidFunction.rawValue, foreignKeyDefaults: foreignKeyDefaults,
+                                             dropUnique: isUniqueDropped, addedKeyName: addedKeyName)
+        if let key = rewrite.oldKeyColumn,
+           let type = try String.fetchOne(db, sql: "SELECT upper(type) FROM pragma_table_info(?) WHERE pk = 1", arguments: [table]),
+           type != "INTEGER" {
+            // Not a rowid alias: SQLite lets such a key hold text, or NULL.
+            let quoted = SQLQuoting.identifier(key)
+            if let value = try String.fetchOne(db, sql: """
+                SELECT quote(\(quoted)) FROM \(quotedTable) WHERE typeof(\(quoted)) <> 'integer' LIMIT 1
+                """) {
+                throw refuse("its primary key \"\(key)\" holds \(value), which is not an integer")
+            }
+        }
+        // Expressions of the columns that turn from integers into text.
+        let changing = Array(foreignKeys.keys) + (rewrite.oldKeyColumn.map { [$0] } ?? [])
+        func mentionsChanging(_ sql: String) -> String? {
+            let tokens = tokenizeSQL(sql)
+            return changing.first { column in tokens.contains { $0.isName && sqliteNamesEqual($0.name, column) } }
+        }
+        for (name, expression) in statement.generatedColumns {
+            if let column = mentionsChanging(expression) {
+                throw refuse("its generated column \"\(name)\" computes with \"\(column)\", which becomes text: drop or rewrite that column first")
+            }
+        }
+        var droppedUniqueIndexes: [String] = []
+        var indexesAndTriggers: [String] = []
+        for object in try Row.fetchAll(db, sql: """
+            SELECT type, name, sql FROM sqlite_schema
+            WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid
+            """, arguments: [table]) {
+            let (type, name, sql): (String, String, String) = (object["type"], object["name"], object["sql"])
+            if type == "index" {
+                let tokens = tokenizeSQL(sql).filter { $0.kind != .trivia }
+                if isUniqueDropped, tokens.count > 1, tokens[1].isWord("UNIQUE") {
+                    droppedUniqueIndexes.append(name)
+                    continue
+                }
+                let hasExpression = try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_index_xinfo(?) WHERE cid = -2", arguments: [name])!
+                let isPartial = tokens.contains { $0.isWord("WHERE") }
+                if hasExpression || isPartial, let column = mentionsChanging(sql) {
+                    throw refuse("its index \"\(name)\" computes with \"\(column)\" in an expression or WHERE clause, "
+                                 + "which changes meaning when it becomes text: drop or rewrite that index first")
+                }
+            }
+            indexesAndTriggers.append(sql)
+        }
         let copiedColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
         let allColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [table])
         guard let rowidAlias = ["rowid", "oid", "_rowid_"].first(where: { alias in
@@ -377,12 +528,9 @@ struct PrimaryKeyMigration {
             throw PrimaryKeyMigrationError(table: table, reason:
                 "its columns \"rowid\", \"oid\" and \"_rowid_\" hide the rowid, which the migration keeps")
         }
-        let indexesAndTriggers = try String.fetchAll(db, sql: """
-            SELECT sql FROM sqlite_schema
-            WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid
-            """, arguments: [table])
         return Plan(table: table, temporaryName: temporaryName, rewrite: rewrite, foreignKeys: foreignKeys,
-                    copiedColumns: copiedColumns, rowidAlias: rowidAlias, indexesAndTriggers: indexesAndTriggers)
+                    copiedColumns: copiedColumns, rowidAlias: rowidAlias, indexesAndTriggers: indexesAndTriggers,
+                    droppedUniqueIndexes: droppedUniqueIndexes)
     }
 
     /// The integer primary key column of a table, or nil when it has none.

@@ -248,4 +248,130 @@ import Testing
         #expect(error.reason == reason)
         #expect(try dbQueue.read(dump) == before)
     }
+
+    /// The new CREATE TABLE of each table, after migrating them all.
+    func migratedSchema(_ schema: String, _ tables: [String], dropUniqueConstraints: [String] = [],
+                        addedKeyName: String = "id") throws -> (sql: [String], report: PrimaryKeyMigrationReport) {
+        let (dbQueue, cleanup) = try makeFile(schema)
+        defer { cleanup() }
+        let report = try dbQueue.writeWithoutTransaction { db in
+            try migratePrimaryKeys(db, tables: tables, dropUniqueConstraints: dropUniqueConstraints, addedKeyName: addedKeyName)
+        }
+        let sql = try dbQueue.read { db in
+            try tables.map { try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE name = ?", arguments: [$0])! }
+        }
+        return (sql, report)
+    }
+
+    @Test func keysAsToolsWriteThemAreAccepted() throws {
+        let (sql, report) = try migratedSchema("""
+            CREATE TABLE "browser" ("id" INTEGER NOT NULL, "name" TEXT, PRIMARY KEY("id" AUTOINCREMENT));
+            CREATE TABLE ascending (id INTEGER NOT NULL, name TEXT, PRIMARY KEY (id ASC));
+            CREATE TABLE mysql (id int(11) NOT NULL, name varchar(255), PRIMARY KEY (id));
+            CREATE TABLE fussy (
+              id INTEGER PRIMARY KEY UNIQUE COLLATE NOCASE /* the key */ CHECK (id > 0),
+              name TEXT
+            );
+            INSERT INTO browser(name) VALUES ('a'); INSERT INTO ascending VALUES (5, 'b');
+            INSERT INTO mysql VALUES (7, 'c'); INSERT INTO fussy VALUES (9, 'd');
+            """, ["browser", "ascending", "mysql", "fussy"])
+        #expect(sql == [
+            #"CREATE TABLE "browser" ("id" TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), "name" TEXT)"#,
+            #"CREATE TABLE "ascending" (id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), name TEXT)"#,
+            #"CREATE TABLE "mysql" (id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), name varchar(255))"#,
+            """
+            CREATE TABLE "fussy" (
+              id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()) COLLATE NOCASE /* the key */,
+              name TEXT
+            )
+            """,
+        ])
+        #expect(report.notes == [#""fussy": its primary key's CHECK (id > 0) was written for integers and is dropped"#])
+    }
+
+    @Test func uniqueConstraintsCanBeDroppedAndTheAddedKeyNamed() throws {
+        let (sql, report) = try migratedSchema("""
+            CREATE TABLE tags(id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE ON CONFLICT IGNORE, slug TEXT CONSTRAINT s UNIQUE, UNIQUE(title, slug));
+            CREATE UNIQUE INDEX tagsBySlug ON tags(slug);
+            CREATE INDEX tagsByTitle ON tags(title);
+            CREATE TABLE taggings(tagID INTEGER REFERENCES tags(id), note TEXT);
+            INSERT INTO tags VALUES (1, 'a', 'x'); INSERT INTO taggings VALUES (1, 'n');
+            """, ["tags", "taggings"], dropUniqueConstraints: ["tags"], addedKeyName: "taggingID")
+        #expect(sql == [
+            #"CREATE TABLE "tags"(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), title TEXT NOT NULL, slug TEXT)"#,
+            #"CREATE TABLE "taggings"("taggingID" TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), tagID TEXT REFERENCES tags(id), note TEXT)"#,
+        ])
+        #expect(report.notes == [#""tags": its unique index "tagsBySlug" is dropped"#])
+    }
+
+    @Test(arguments: [
+        ("CREATE TABLE t(id INTEGER PRIMARY KEY); CREATE UNIQUE INDEX byNumber ON t(CAST(id AS INTEGER))", "t",
+         #"its index "byNumber" computes with "id" in an expression or WHERE clause, which changes meaning when it becomes text: drop or rewrite that index first"#),
+        ("CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE INDEX small ON t(x) WHERE id < 100", "t",
+         #"its index "small" computes with "id" in an expression or WHERE clause, which changes meaning when it becomes text: drop or rewrite that index first"#),
+        ("CREATE TABLE t(id INTEGER PRIMARY KEY, half AS (id / 2))", "t",
+         #"its generated column "half" computes with "id", which becomes text: drop or rewrite that column first"#),
+        ("CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, pID TEXT REFERENCES p(id)); INSERT INTO p VALUES (5); INSERT INTO t VALUES (1, '5')", "t",
+         #"its column "pID" holds '5', which is not an integer id of "p""#),
+        ("CREATE TABLE t(id INT PRIMARY KEY); INSERT INTO t VALUES ('A-17')", "t",
+         #"its primary key "id" holds 'A-17', which is not an integer"#),
+        ("CREATE TABLE t(id INTEGER PRIMARY KEY, CHECK (id BETWEEN 1 AND 1000000)); INSERT INTO t VALUES (1)", "t",
+         #"copying its rows failed: CHECK constraint failed: id BETWEEN 1 AND 1000000"#),
+        ("CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, pID INTEGER DEFAULT 'none' REFERENCES p(id))", "t",
+         #"its column "pID" defaults to 'none', which is not an integer id of "p""#),
+    ])
+    func refusalsSpeakTheUsersTerms(_ schema: String, _ table: String, _ reason: String) throws {
+        let (dbQueue, cleanup) = try makeFile(schema)
+        defer { cleanup() }
+        let before = try dbQueue.read(dump)
+        let tables = try dbQueue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table'") }
+        let error = try #require(throws: PrimaryKeyMigrationError.self) { try migrate(dbQueue, tables) }
+        #expect(error.table == table)
+        #expect(error.reason == reason)
+        #expect(try dbQueue.read(dump) == before)
+    }
+
+    @Test func aForeignKeyDefaultBecomesTheNewIdOfItsParent() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);
+            CREATE TABLE items(id INTEGER PRIMARY KEY, listID INTEGER NOT NULL DEFAULT 1 REFERENCES lists(id), title TEXT);
+            INSERT INTO lists VALUES (1, 'Inbox'), (2, 'Work');
+            """)
+        defer { cleanup() }
+        try migrate(dbQueue, ["lists", "items"])
+        try dbQueue.write { db throws in
+            try db.execute(sql: "INSERT INTO items(title) VALUES ('defaulted')")
+            #expect(try String.fetchOne(db, sql: "SELECT l.title FROM items i JOIN lists l ON l.id = i.listID") == "Inbox")
+        }
+    }
+
+    @Test func orphansElsewhereAreReportedNotBlamed() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE lists(id INTEGER PRIMARY KEY);
+            CREATE TABLE other(id INTEGER PRIMARY KEY);
+            CREATE TABLE stray(otherID INTEGER REFERENCES other(id));
+            INSERT INTO lists VALUES (1);
+            """)
+        defer { cleanup() }
+        try dbQueue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF; INSERT INTO stray VALUES (42); PRAGMA foreign_keys = ON")
+        }
+        let report = try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["lists"]) }
+        #expect(report.warnings == [#""stray": row 1 holds "otherID" = 42, which is no row of "other", before the migration (left as it was)"#])
+    }
+
+    @Test func statisticsAreKept() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);
+            CREATE INDEX byTitle ON lists(title);
+            INSERT INTO lists(title) VALUES ('a'), ('b'), ('b');
+            ANALYZE;
+            """)
+        defer { cleanup() }
+        try migrate(dbQueue, ["lists"])
+        try dbQueue.read { db throws in
+            #expect(try String.fetchAll(db, sql: "SELECT idx || ' ' || stat FROM sqlite_stat1 WHERE tbl = 'lists' ORDER BY idx")
+                    == ["byTitle 3 2", "sqlite_autoindex_lists_1 3 1"])
+        }
+    }
 }
