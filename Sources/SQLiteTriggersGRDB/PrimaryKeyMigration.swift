@@ -50,12 +50,19 @@ public enum UUIDFunction: String, Sendable {
 /// `dropUniqueConstraints` names tables whose UNIQUE constraints and unique
 /// indexes are dropped: synced data cannot enforce uniqueness across
 /// devices. `addedKeyName` names the key that tables without one gain.
+/// `dryRun` does everything, checks included, then rolls it back: the
+/// report's `statements` show what would be created. `progress` is called
+/// with a line before each table's rows are copied.
 @discardableResult
 public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid,
                                extraReferences: [ExtraReference] = [], dropUniqueConstraints: [String] = [],
-                               addedKeyName: String = "id") throws -> PrimaryKeyMigrationReport {
-    try PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction, extraReferences: extraReferences,
-                            dropUniqueConstraints: dropUniqueConstraints, addedKeyName: addedKeyName).run(db)
+                               addedKeyName: String = "id", dryRun: Bool = false,
+                               progress: @escaping (String) -> Void = { _ in }) throws -> PrimaryKeyMigrationReport {
+    var migration = PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction, extraReferences: extraReferences,
+                                        dropUniqueConstraints: dropUniqueConstraints, addedKeyName: addedKeyName)
+    migration.dryRun = dryRun
+    migration.progress = progress
+    return try migration.run(db)
 }
 
 /// The same, naming the tables by their descriptions (`@Table` structs).
@@ -107,6 +114,9 @@ public struct PrimaryKeyMigrationReport: Sendable, Equatable {
     /// What the migration changed beyond the keys: CHECKs on integer keys
     /// dropped, UNIQUE constraints dropped.
     public var notes: [String] = []
+    /// The new CREATE TABLE statements, then the indexes and triggers
+    /// created again, in order.
+    public var statements: [String] = []
 }
 
 struct PrimaryKeyMigration {
@@ -115,6 +125,8 @@ struct PrimaryKeyMigration {
     var extraReferences: [ExtraReference] = []
     var dropUniqueConstraints: [String] = []
     var addedKeyName = "id"
+    var dryRun = false
+    var progress: (String) -> Void = { _ in }
     /// Called after each step with its name; tests throw from it.
     var afterStep: (String) throws -> Void = { _ in }
 
@@ -149,7 +161,7 @@ struct PrimaryKeyMigration {
         var report = PrimaryKeyMigrationReport()
         try db.inSavepoint {
             report = try migrate(db)
-            return .commit
+            return dryRun ? .rollback : .commit
         }
         return report
     }
@@ -170,6 +182,9 @@ struct PrimaryKeyMigration {
             }
         })
         report.warnings = try suspectedReferences(names, plans: plans, extra: extra, db)
+        report.statements = plans.map { plan in
+            plan.rewrite.sql.replacingOccurrences(of: SQLQuoting.identifier(plan.temporaryName), with: SQLQuoting.identifier(plan.table))
+        } + plans.flatMap(\.indexesAndTriggers)
         try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
         let violationsElsewhere = try foreignKeyViolations(in: names, db)
         report.warnings += violationsElsewhere
@@ -180,6 +195,7 @@ struct PrimaryKeyMigration {
         }
         try afterStep("created")
         for plan in plans {
+            progress("\(plan.table): copying its rows")
             try explained(plan.table, "copying its rows") { try copy(plan, salt: salt, db) }
         }
         for reference in extra where !names.contains(where: { sqliteNamesEqual($0, reference.table) }) {

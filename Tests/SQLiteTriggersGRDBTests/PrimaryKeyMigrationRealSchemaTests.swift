@@ -374,4 +374,29 @@ import Testing
                     == ["byTitle 3 2", "sqlite_autoindex_lists_1 3 1"])
         }
     }
+
+    @Test func theCommandRewritesExtraReferencesAndPrintsWarnings() throws {
+        let (dbQueue, cleanup) = try makeFile(Self.searchableReminders)
+        defer { cleanup() }
+        let path = dbQueue.path
+        try dbQueue.close()
+        let command = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("sqlitetriggers-migrate").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = ["--reference", "reminderTexts.reminderID=reminders", path] + reminderTables
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(output.contains(#"warning: "audit"."reminder_id" looks like it holds ids of "reminders""#))
+        #expect(!output.contains(#"warning: "reminderTexts""#))
+        let titles = try DatabaseQueue(path: path, configuration: installingConfiguration()).read { db in
+            try String.fetchAll(db, sql: Self.search)
+        }
+        #expect(titles == ["Reminder 1", "Reminder 10"])
+    }
 }
