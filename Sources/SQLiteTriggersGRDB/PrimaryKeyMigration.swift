@@ -159,9 +159,18 @@ struct PrimaryKeyMigration {
         try db.execute(sql: "PRAGMA legacy_alter_table = ON")
         defer { if !legacyAlter { try? db.execute(sql: "PRAGMA legacy_alter_table = OFF") } }
         var report = PrimaryKeyMigrationReport()
-        try db.inSavepoint {
-            report = try migrate(db)
-            return dryRun ? .rollback : .commit
+        do {
+            try db.inSavepoint {
+                report = try migrate(db)
+                return dryRun ? .rollback : .commit
+            }
+        } catch let violation as ViolationAfterMigration {
+            // Rolled back: the original rows tell the original ids.
+            if let original = try Row.fetchOne(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [violation.table]) {
+                throw PrimaryKeyMigrationError(table: violation.table, reason: try describeViolation(original, db)
+                                               + ", before the migration: fix it first")
+            }
+            throw PrimaryKeyMigrationError(table: violation.table, reason: "foreign key violations after the migration")
         }
         return report
     }
@@ -186,8 +195,7 @@ struct PrimaryKeyMigration {
             plan.rewrite.sql.replacingOccurrences(of: SQLQuoting.identifier(plan.temporaryName), with: SQLQuoting.identifier(plan.table))
         } + plans.flatMap(\.indexesAndTriggers)
         try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
-        let violationsElsewhere = try foreignKeyViolations(in: names, db)
-        report.warnings += violationsElsewhere
+        report.warnings += try foreignKeyViolations(outside: names, db)
         let analyzed = try analyzedTables(names, db)
         try afterStep("planned")
         for plan in plans {
@@ -220,11 +228,9 @@ struct PrimaryKeyMigration {
         }
         for table in analyzed { try db.execute(sql: "ANALYZE \(SQLQuoting.identifier(table))") }
         try afterStep("recreated")
-        // Only the migrated tables: violations elsewhere were there before.
-        for table in names {
-            if let violation = try Row.fetchOne(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [table]) {
-                throw PrimaryKeyMigrationError(table: table, reason: try describeViolation(violation, db) + " after the migration")
-            }
+        // Only the migrated tables: the others did not change.
+        for table in names where try Row.fetchOne(db, sql: "SELECT 1 FROM pragma_foreign_key_check(?)", arguments: [table]) != nil {
+            throw ViolationAfterMigration(table: table)
         }
         try afterStep("checked")
         return report
@@ -242,20 +248,21 @@ struct PrimaryKeyMigration {
         }
     }
 
-    /// Foreign key violations that exist before the migration: in the
-    /// migrated tables they refuse it (with the original ids); elsewhere
-    /// they are only reported, since the migration did not cause them.
-    private func foreignKeyViolations(in names: [String], _ db: Database) throws -> [String] {
-        var elsewhere: [String] = []
-        for violation in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") {
-            let table: String = violation[0]
-            let description = try describeViolation(violation, db)
-            if names.contains(where: { sqliteNamesEqual($0, table) }) {
-                throw PrimaryKeyMigrationError(table: table, reason: description + ", before the migration: fix it first")
+    /// A migrated table fails PRAGMA foreign_key_check: the migration is
+    /// rolled back, then the violation described from the original rows.
+    private struct ViolationAfterMigration: Error { let table: String }
+
+    /// Foreign key violations in tables the migration leaves alone: they
+    /// were there before, so they are reported, not blamed on it.
+    private func foreignKeyViolations(outside names: [String], _ db: Database) throws -> [String] {
+        var warnings: [String] = []
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'")
+        for table in tables where !names.contains(where: { sqliteNamesEqual($0, table) }) {
+            for violation in try Row.fetchAll(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [table]) {
+                warnings.append("\"\(table)\": \(try describeViolation(violation, db)), before the migration (left as it was)")
             }
-            elsewhere.append("\"\(table)\": \(description), before the migration (left as it was)")
         }
-        return elsewhere
+        return warnings
     }
 
     /// "row 7 references "lists" id 99, which does not exist": a row of

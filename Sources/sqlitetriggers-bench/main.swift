@@ -12,6 +12,46 @@
 import Foundation
 import SQLiteTriggersGRDB
 
+// `sqlitetriggers-bench --migration-memory N`: migrate a file of N rows in
+// this process alone and print its peak RSS in KiB and the seconds taken.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--migration-memory", let count = Int(CommandLine.arguments[2]) {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-bench-\(count).sqlite").path
+    for suffix in ["", "-journal", "-wal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    defer { for suffix in ["", "-journal", "-wal"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    var config = Configuration()
+    config.prepareDatabase { db in try db.installSQLiteTriggers() }
+    let queue = try DatabaseQueue(path: path, configuration: config)
+    try queue.write { db in
+        try db.execute(sql: """
+            CREATE TABLE events(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
+            INSERT INTO events(title) SELECT 'Event number ' || i FROM n;
+            """)
+    }
+    let start = DispatchTime.now().uptimeNanoseconds
+    try queue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["events"]) }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    print("\(usage.ru_maxrss)\t\(seconds)")
+    exit(0)
+}
+
+/// Runs this program with --migration-memory count: (peak KiB, seconds).
+func migrationMemory(_ count: Int) throws -> (kib: Double, seconds: Double) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["--migration-memory", String(count)]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+    precondition(process.terminationStatus == 0 && fields.count == 2, "the migration memory run failed: \(output)")
+    return (fields[0], fields[1])
+}
+
 let rows = 100_000
 let runs = 5
 
@@ -143,10 +183,10 @@ func makeMigrationQueue() throws -> DatabaseQueue {
 }
 let handWritten = """
     CREATE TABLE new_parents(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), title TEXT NOT NULL);
-    INSERT INTO new_parents SELECT sqlitetriggers_derived_uuid(:salt, 'parents', id), title FROM parents;
+    INSERT INTO new_parents(rowid, id, title) SELECT rowid, sqlitetriggers_derived_uuid(:salt, 'parents', id), title FROM parents;
     CREATE TABLE new_children(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()),
       parentID TEXT NOT NULL REFERENCES parents(id), title TEXT NOT NULL);
-    INSERT INTO new_children SELECT sqlitetriggers_derived_uuid(:salt, 'children', id),
+    INSERT INTO new_children(rowid, id, parentID, title) SELECT rowid, sqlitetriggers_derived_uuid(:salt, 'children', id),
       sqlitetriggers_derived_uuid(:salt, 'parents', parentID), title FROM children;
     DROP TABLE children;
     DROP TABLE parents;
@@ -172,4 +212,9 @@ for _ in 1...3 {
     let versions = try automatic.read { db in try Int.fetchSet(db, sql: "SELECT uuid_version(parentID) FROM children") }
     precondition(versions == [8], "the migration did not convert the foreign keys")
 }
-print("ROW\tprimary-key migration, 1,000 parents and \(children) children\tmigratePrimaryKeys\t\(bestMigration)\thand-written four-step SQL\t\(bestHandWritten)\ts\t1.5")
+print("ROW\tprimary-key migration, 1,000 parents and \(children) children\tmigratePrimaryKeys\t\(bestMigration)\thand-written four-step SQL, same ids, rowids kept\t\(bestHandWritten)\ts\t1.1")
+
+// Peak memory of the migration must not grow with the table: 1,000,000
+// and 10,000,000 rows, each migrated in a process of its own, on a file.
+let small = try migrationMemory(1_000_000), large = try migrationMemory(10_000_000)
+print("ROW\tmigration peak RSS, 10,000,000 rows (\(Int(large.seconds)) s)\tmigratePrimaryKeys\t\(large.kib / 1024)\tthe same, 1,000,000 rows (\(Int(small.seconds)) s)\t\(small.kib / 1024)\tMiB\t1.1")

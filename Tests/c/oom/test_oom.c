@@ -58,18 +58,21 @@ static void disarm(void){ iFailAt = 0; }
 
 /* ---- checks ------------------------------------------------------------ */
 
-static int nPassed = 0, nFailed = 0;
+/* A run passes when every expectation in it holds; each run counts once. */
+static int nPassed = 0, nFailed = 0, nRunFailures = 0;
 
 static void expect(int condition, const char *zWhat, long iAt, int persistent){
-  if( condition ){
-    nPassed++;
-  }else{
-    nFailed++;
-    if( nFailed<=20 ){
-      printf("FAIL %s (allocation %ld failing, %s)\n", zWhat, iAt,
-             persistent ? "persistent" : "transient");
-    }
+  if( condition ) return;
+  nRunFailures++;
+  if( nFailed + nRunFailures<=20 ){
+    printf("FAIL %s (allocation %ld failing, %s)\n", zWhat, iAt,
+           persistent ? "persistent" : "transient");
   }
+}
+
+static void endRun(void){
+  if( nRunFailures ) nFailed++; else nPassed++;
+  nRunFailures = 0;
 }
 
 /* A failure caused by memory: the code, or a message that says so. */
@@ -168,6 +171,7 @@ static void runFunctions(long iAt, int persistent){
          iAt, persistent);
   expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt,
          persistent);
+  endRun();
 }
 
 /* ---- scenario 2: swift_callback in transactions ------------------------ */
@@ -286,6 +290,7 @@ static void runCallbacks(long iAt, int persistent){
          ==SQLITE_OK, "the connection is usable afterwards", iAt, persistent);
   expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt,
          persistent);
+  endRun();
 }
 
 /* ---- the runner -------------------------------------------------------- */
@@ -313,13 +318,14 @@ int main(void){
   sqlite3_initialize();
 
   runFunctions(0, 0);     /* the expected results */
+  nPassed = 0;
   {
     long nTransient = injectEverywhere(runFunctions, 0);
     long nPersistent = injectEverywhere(runFunctions, 1);
     long nCbTransient = injectEverywhere(runCallbacks, 0);
     long nCbPersistent = injectEverywhere(runCallbacks, 1);
     printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs "
-           "(transient/persistent)\n", nTransient, nPersistent,
+           "(transient/persistent); each run counts as one check\n", nTransient, nPersistent,
            nCbTransient, nCbPersistent);
   }
   printf("oom: %d passed, %d failed\n", nPassed, nFailed);
