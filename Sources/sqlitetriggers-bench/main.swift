@@ -31,9 +31,12 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--migration-me
     let start = DispatchTime.now().uptimeNanoseconds
     try queue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["events"]) }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    print("\(usage.ru_maxrss)\t\(seconds)")
+    // VmHWM: this process image's own peak (ru_maxrss would include the
+    // parent's, which Linux carries across fork and exec).
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?
+        .split(whereSeparator: \.isWhitespace).dropFirst().first.map(String.init) ?? "0"
+    print("\(peak)\t\(seconds)")
     exit(0)
 }
 

@@ -62,8 +62,12 @@ enum ReadmeMigration {
         // BEGIN README migration statements
         var migrator = DatabaseMigrator()
         migrator.registerMigration("sync-ready keys") { db in
-            try migratePrimaryKeys(db, tables: ["remindersLists", "reminders", "tags", "reminderTags"], uuidFunction: .uuidv7)
-            // or: tables: [RemindersList.self, Reminder.self, Tag.self, ReminderTag.self]
+            let report = try migratePrimaryKeys(
+                db, tables: ["remindersLists", "reminders", "tags", "reminderTags"], uuidFunction: .uuidv7,
+                // or: tables: [RemindersList.self, Reminder.self, Tag.self, ReminderTag.self]
+                // Ids held outside foreign keys, such as a full-text index's, are rewritten too:
+                extraReferences: [ExtraReference(table: "reminderTexts", column: "reminderID", referencing: "reminders")])
+            for warning in report.warnings { print("migration:", warning) }
         }
         // END README migration statements
         try migrator.migrate(writer)

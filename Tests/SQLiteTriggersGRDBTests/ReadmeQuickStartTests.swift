@@ -76,10 +76,12 @@ import Testing
     @Test func theReadmeMigrationAndRulesRun() throws {
         let path = temporaryDatabasePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try DatabaseQueue(path: path).write { db in try db.execute(sql: integerRemindersSchema) }
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: PrimaryKeyMigrationRealSchemaTests.searchableReminders) }
         var migrationConfig = Configuration()
         migrationConfig.prepareDatabase { db in try db.installSQLiteTriggers() }
         try ReadmeMigration.migrate(DatabaseQueue(path: path, configuration: migrationConfig))
+        let found = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: PrimaryKeyMigrationRealSchemaTests.search) }
+        #expect(found == ["Reminder 1", "Reminder 10"], "search still joins its reminders")
         var config = Configuration()
         ReadmeRules.configure(&config)
         let dbQueue = try DatabaseQueue(path: path, configuration: config)
