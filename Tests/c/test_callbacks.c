@@ -514,6 +514,19 @@ static void testReadOnlyConnectionRefuses(void){
   remove(zPath);
 }
 
+/* Sizes computed in 64 bits: on a 32-bit target (watchOS is arm64_32) a
+** capacity of INT_MAX events would overflow size_t and allocate too little. */
+static void testHugeLogCapacityIsRefused(void){
+  sqlite3 *db = openRegistered(0);
+  char zOut[128];
+  exec(db, "SELECT swift_callback('kept')");
+  expect(sqlitetriggers_set_callback_log_capacity(db, 0x7fffffff)==SQLITE_NOMEM,
+         "a log of INT_MAX events is SQLITE_NOMEM, not an overflow");
+  queryText(db, "SELECT name || ' ' || swift_callback_log_capacity() FROM swift_callback_log", zOut);
+  expect(strcmp(zOut, "kept 1000")==0, "and the log is as it was");
+  sqlite3_close(db);
+}
+
 void runCallbackTests(void){
   testImmediateObserversAnswerInOrder();
   testEventAccessors();
@@ -529,4 +542,5 @@ void runCallbackTests(void){
   testMisuse();
   testObserverEndsItsConnection();
   testReadOnlyConnectionRefuses();
+  testHugeLogCapacityIsRefused();
 }
