@@ -10,32 +10,36 @@ let package = Package(
         .library(name: "SQLiteTriggersGRDB", targets: ["SQLiteTriggersGRDB"]),
         .library(name: "SQLiteTriggersMacros", targets: ["SQLiteTriggersMacros"]),
     ],
+    // Ranges, never pins: this package lives in other people's apps, whose
+    // graphs must still resolve (GRDB 7.x, swift-syntax 602 to 604).
     dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
-        .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", exact: "1.19.7"),
-        .package(url: "https://github.com/pointfreeco/swift-macro-testing", exact: "0.7.0"),
-        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", "7.10.0"..<"8.0.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"605.0.0"),
+        .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", from: "1.19.7"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
         // `swift package generate-documentation` (the Documentation.docc catalogs).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // The system libsqlite3, the one GRDB links too.
+        // The system libsqlite3, the one GRDB links too: the SDK's on Apple
+        // platforms, libsqlite3-dev's on Linux, whose header is on the
+        // default include path (no pkg-config, no Homebrew, as GRDB does).
+        // Namespaced: another package's "CSQLite" must not collide with it.
         .systemLibrary(
-            name: "CSQLite",
-            path: "Sources/CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]),
+            name: "SQLiteTriggersCSQLite",
+            path: "Sources/SQLiteTriggersCSQLite",
+            providers: [.apt(["libsqlite3-dev"])]),
         // The C extension in ext/, compiled into the app with SQLITE_CORE.
         .target(
             name: "CSQLiteTriggers",
-            dependencies: ["CSQLite"],
+            dependencies: ["SQLiteTriggersCSQLite"],
             path: "ext",
             publicHeadersPath: "include",
             cSettings: [.define("SQLITE_CORE")]),
         // The core: any sqlite3* handle, no GRDB.
         .target(
             name: "SQLiteTriggers",
-            dependencies: ["CSQLiteTriggers", "CSQLite"]),
+            dependencies: ["CSQLiteTriggers", "SQLiteTriggersCSQLite"]),
         // GRDB integration.
         .target(
             name: "SQLiteTriggersGRDB",

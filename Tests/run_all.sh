@@ -88,6 +88,7 @@ stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
 stage arm64 arm64_stage
 stage swift swift_stage
+stage consumer bash Tests/consumer/run.sh
 stage tsan tsan_stage
 
 echo "$total_passed passed, $total_failed failed"

@@ -1,4 +1,4 @@
-internal import CSQLite
+internal import SQLiteTriggersCSQLite
 internal import CSQLiteTriggers
 import Foundation
 

@@ -1,5 +1,5 @@
 internal import CSQLiteTriggers
-internal import CSQLite
+internal import SQLiteTriggersCSQLite
 
 /// An error reported by the C layer of SQLiteTriggers, with SQLite's result
 /// code and message.

@@ -56,7 +56,7 @@ import Testing
         let grdbFlags = FileManager.default.fileExists(atPath: grdbModuleMap.path)
             ? ["-Xcc", "-fmodule-map-file=\(grdbModuleMap.path)"] : []
         process.arguments = ["swiftc", "-typecheck", source.path, "-I", modules.path] + grdbFlags + [
-                             "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/CSQLite/module.modulemap",
+                             "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/SQLiteTriggersCSQLite/module.modulemap",
                              "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
                              "-load-plugin-executable",
                              "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
