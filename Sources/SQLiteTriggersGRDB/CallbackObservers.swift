@@ -17,7 +17,6 @@ extension Database {
     ///     print("Completed \(title)")
     /// }
     /// ```
-    @discardableResult
     public func observeCallback<each A: CallbackArgument>(
         _ name: String,
         delivery: CallbackDelivery = .afterCommit,
@@ -37,7 +36,6 @@ extension Database {
     /// ```swift
     /// try db.observeCallback("isAllowed", delivery: .immediate) { (title: String) in !title.isEmpty }
     /// ```
-    @discardableResult
     public func observeCallback<each A: CallbackArgument, Result: CallbackValueConvertible>(
         _ name: String,
         delivery: CallbackDelivery,
@@ -57,7 +55,6 @@ extension Database {
     ///     try db.execute(sql: "INSERT INTO history(reminderID) VALUES (?)", arguments: [id.uuidString.lowercased()])
     /// }
     /// ```
-    @discardableResult
     public func observeCallback<each A: CallbackArgument>(
         _ name: String,
         delivery: CallbackDelivery = .afterCommit,
@@ -78,7 +75,6 @@ extension Database {
     /// struct ReminderCompleted: Decodable { var id: UUID; var title: String }
     /// try db.observeCallback("reminderCompleted", as: ReminderCompleted.self) { event in print(event.title) }
     /// ```
-    @discardableResult
     public func observeCallback<Payload: Decodable>(
         _ name: String,
         as payload: Payload.Type,
@@ -101,7 +97,6 @@ extension Database {
     ///     return nil
     /// }
     /// ```
-    @discardableResult
     public func observeCallbacks(
         named name: String?,
         delivery: CallbackDelivery,
@@ -124,7 +119,6 @@ extension Database {
     /// ```swift
     /// try db.observe(ReminderCompleted.self) { event in print(event.title) }
     /// ```
-    @discardableResult
     public func observe<Event: CallbackEvent>(
         _ event: Event.Type,
         delivery: CallbackDelivery = .afterCommit,

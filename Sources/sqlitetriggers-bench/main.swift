@@ -29,7 +29,7 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--migration-me
             """)
     }
     let start = DispatchTime.now().uptimeNanoseconds
-    try queue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["events"]) }
+    try queue.writeWithoutTransaction { db in _ = try migratePrimaryKeys(db, tables: ["events"]) }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     // VmHWM: this process image's own peak (ru_maxrss would include the
     // parent's, which Linux carries across fork and exec).
@@ -210,7 +210,7 @@ for _ in 1...3 {
     bestHandWritten = min(bestHandWritten, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
     let automatic = try makeMigrationQueue()
     start = DispatchTime.now().uptimeNanoseconds
-    try automatic.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["parents", "children"]) }
+    try automatic.writeWithoutTransaction { db in _ = try migratePrimaryKeys(db, tables: ["parents", "children"]) }
     bestMigration = min(bestMigration, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
     let versions = try automatic.read { db in try Int.fetchSet(db, sql: "SELECT uuid_version(parentID) FROM children") }
     precondition(versions == [8], "the migration did not convert the foreign keys")
