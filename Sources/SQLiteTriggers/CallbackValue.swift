@@ -27,7 +27,7 @@ public enum CallbackValue: Sendable, Hashable, CustomStringConvertible {
 /// of `swift_callback(...)`. UUIDs and dates follow ``StorageConventions``.
 ///
 /// ```swift
-/// try db.observeCallback("nextTitle", delivery: .immediate) { (id: Int) in "Reminder \(id)" }
+/// let naming = try db.observeCallback("nextTitle", delivery: .immediate) { (id: Int) in "Reminder \(id)" }
 /// ```
 public protocol CallbackValueConvertible {
     var callbackValue: CallbackValue { get }

@@ -34,7 +34,7 @@ extension Database {
     /// value `body` returns, which becomes the result of `swift_callback`.
     ///
     /// ```swift
-    /// try db.observeCallback("isAllowed", delivery: .immediate) { (title: String) in !title.isEmpty }
+    /// let allowing = try db.observeCallback("isAllowed", delivery: .immediate) { (title: String) in !title.isEmpty }
     /// ```
     public func observeCallback<each A: CallbackArgument, Result: CallbackValueConvertible>(
         _ name: String,
@@ -51,7 +51,7 @@ extension Database {
     /// connection, to read or write the database from the observer.
     ///
     /// ```swift
-    /// try db.observeCallback("reminderCompleted") { (db: Database, id: UUID) in
+    /// let observation = try db.observeCallback("reminderCompleted") { (db: Database, id: UUID) in
     ///     try db.execute(sql: "INSERT INTO history(reminderID) VALUES (?)", arguments: [id.uuidString.lowercased()])
     /// }
     /// ```
@@ -73,7 +73,7 @@ extension Database {
     ///
     /// ```swift
     /// struct ReminderCompleted: Decodable { var id: UUID; var title: String }
-    /// try db.observeCallback("reminderCompleted", as: ReminderCompleted.self) { event in print(event.title) }
+    /// let observation = try db.observeCallback("reminderCompleted", as: ReminderCompleted.self) { event in print(event.title) }
     /// ```
     public func observeCallback<Payload: Decodable>(
         _ name: String,
@@ -92,7 +92,7 @@ extension Database {
     /// handler reads the arguments in place and may answer an immediate call.
     ///
     /// ```swift
-    /// try db.observeCallbacks(named: nil, delivery: .afterCommit) { arguments in
+    /// let everything = try db.observeCallbacks(named: nil, delivery: .afterCommit) { arguments in
     ///     print(arguments.record)
     ///     return nil
     /// }
@@ -117,7 +117,7 @@ extension Database {
     /// the decoded struct.
     ///
     /// ```swift
-    /// try db.observe(ReminderCompleted.self) { event in print(event.title) }
+    /// let observation = try db.observe(ReminderCompleted.self) { event in print(event.title) }
     /// ```
     public func observe<Event: CallbackEvent>(
         _ event: Event.Type,

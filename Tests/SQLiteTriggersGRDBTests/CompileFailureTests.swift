@@ -37,7 +37,7 @@ import Testing
 
     /// Type-checks `body` after the prelude; returns the diagnostics, or nil
     /// when it compiles.
-    func typecheck(_ body: String, prelude: String = prelude) throws -> String? {
+    func typecheck(_ body: String, prelude: String = prelude, warningsAsErrors: Bool = false) throws -> String? {
         let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let modules = buildDirectory.appendingPathComponent("Modules")
         let cModuleMap = buildDirectory.appendingPathComponent("CSQLiteTriggers.build/module.modulemap")
@@ -60,6 +60,7 @@ import Testing
                              "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
                              "-load-plugin-executable",
                              "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
+            + (warningsAsErrors ? ["-warnings-as-errors"] : [])
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -119,5 +120,26 @@ import Testing
             let trigger = Item.createTemporaryTrigger(after: .insert { new in ItemAdded.callback(id: new.id) })
             """, prelude: Self.macroPrelude)
         #expect(missing != nil, "a missing field must not compile")
+    }
+
+    @Test func aDroppedObservationTokenIsNoticed() throws {
+        let grdbPrelude = """
+            import Foundation
+            import SQLiteTriggersGRDB
+
+            """
+        let kept = try typecheck("""
+            func observe(_ db: Database) throws -> CallbackObservation {
+                let observation = try db.observeCallback("reminderCompleted") { (title: String) in print(title) }
+                return observation
+            }
+            """, prelude: grdbPrelude, warningsAsErrors: true)
+        #expect(kept == nil, "\(kept ?? "")")
+        for call in ["db.observeCallback(\"x\") { (title: String) in print(title) }",
+                     "db.observeCallbacks(named: nil, delivery: .afterCommit) { _ in nil }"] {
+            let dropped = try typecheck("func observe(_ db: Database) throws { try \(call) }",
+                                        prelude: grdbPrelude, warningsAsErrors: true)
+            #expect(dropped?.contains("is unused") == true, "dropping the token of \(call) must warn: \(dropped ?? "compiled silently")")
+        }
     }
 }
