@@ -380,18 +380,8 @@ import Testing
         defer { cleanup() }
         let path = dbQueue.path
         try dbQueue.close()
-        let command = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("sqlitetriggers-migrate").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = ["--reference", "reminderTexts.reminderID=reminders", path] + reminderTables
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(output)")
+        let (status, output) = try runMigrateCommand(["--reference", "reminderTexts.reminderID=reminders", path] + reminderTables)
+        #expect(status == 0, "\(output)")
         #expect(output.contains(#"warning: "audit"."reminder_id" looks like it holds ids of "reminders""#))
         #expect(!output.contains(#"warning: "reminderTexts""#))
         let titles = try DatabaseQueue(path: path, configuration: installingConfiguration()).read { db in

@@ -286,19 +286,7 @@ func relations(_ db: Database) throws -> [String] {
         let path = temporaryDatabasePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         try DatabaseQueue(path: path).write { db in try db.execute(sql: integerRemindersSchema) }
-        func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-                .deletingLastPathComponent().appendingPathComponent("sqlitetriggers-migrate")
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
-        }
+        let run = runMigrateCommand
         let before = try DatabaseQueue(path: path).read(dump)
         let refused = try run([path, "remindersLists", "reminders"])
         #expect(refused.status == 1)

@@ -39,3 +39,19 @@ let insertedSchema = """
     CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);
     CREATE TEMP TRIGGER t_ai AFTER INSERT ON t BEGIN SELECT swift_callback('inserted', new.v); END;
     """
+
+/// Runs the sqlitetriggers-migrate command built beside the tests, with
+/// its standard output and error together.
+func runMigrateCommand(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        .deletingLastPathComponent().appendingPathComponent("sqlitetriggers-migrate")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, output)
+}
