@@ -89,6 +89,10 @@ extension RawConnection {
     /// observes every name. The handler reads the arguments in place; an
     /// immediate one may return the call's result.
     ///
+    /// A read-only connection (a `DatabasePool` reader, a file opened
+    /// read-only) is refused with `SQLITE_READONLY`: it never commits, and
+    /// `swift_callback()` fails on it, so the observer could never run.
+    ///
     /// ```swift
     /// let observation = try RawConnection.observeCallbacks(named: "changed", delivery: .afterCommit, on: handle) { arguments in
     ///     print(arguments.record)
@@ -102,6 +106,11 @@ extension RawConnection {
         onError: (@Sendable (any Error) -> Void)? = nil,
         _ handler: @escaping (CallbackArguments) throws -> CallbackValue?
     ) throws(SQLiteTriggersError) -> CallbackObservation {
+        if sqlite3_db_readonly(connection, "main") == 1 {
+            throw SQLiteTriggersError(resultCode: SQLITE_READONLY, message:
+                "observing \(name.map { "'\($0)'" } ?? "callbacks"): this connection is read-only (a DatabasePool reader, "
+                + "or a file opened read-only) and never commits, so the observer would never run: observe on the writer")
+        }
         let box = ObserverBox(handler: handler, onError: onError)
         let argument = Unmanaged.passRetained(box).toOpaque()
         var id: Int64 = 0

@@ -193,4 +193,26 @@ func temporaryDatabasePath() -> String {
         #expect(error.resultCode == .SQLITE_RANGE)
         #expect(error.message?.hasSuffix("is outside SQLite's date range") == true)
     }
+
+    @Test func observingOnAPoolReaderIsRefusedClearly() throws {
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        let pool = try DatabasePool(path: path, configuration: installingConfiguration())
+        for delivery in [CallbackDelivery.afterCommit, .immediate] {
+            let error = try #require(throws: DatabaseError.self) {
+                try pool.read { db in
+                    try db.observeCallback("reminderCompleted", delivery: delivery) { (title: String) in print(title) }
+                }
+            }
+            #expect(error.resultCode == .SQLITE_READONLY)
+            #expect(error.message == "observing 'reminderCompleted': this connection is read-only (a DatabasePool reader, "
+                    + "or a file opened read-only) and never commits, so the observer would never run: observe on the writer")
+        }
+        let stream = try #require(throws: DatabaseError.self) {
+            try pool.read { db in try db.committedCallbacks("reminderCompleted") }
+        }
+        #expect(stream.resultCode == .SQLITE_READONLY)
+        let onWriter = try pool.write { db in try db.observeCallback("reminderCompleted") { (title: String) in print(title) } }
+        onWriter.cancel()
+    }
 }
