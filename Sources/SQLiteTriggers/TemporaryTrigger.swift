@@ -65,14 +65,23 @@ public struct TriggerEvent<Table: TableDescription> {
 public struct TemporaryTrigger: Sendable, CustomStringConvertible {
     /// The trigger's name in the temp schema.
     public let name: String
-    /// The full `CREATE TEMP TRIGGER` statement.
+    /// The full `CREATE TEMP TRIGGER` statement (two of them for an insert
+    /// touch, whose companion keeps the stamp; see `afterInsertTouch`).
     public let sql: String
+    /// Every trigger `sql` creates: `name`, then any companions.
+    let names: [String]
+
+    init(name: String, sql: String, companions: [String] = []) {
+        self.name = name
+        self.sql = sql
+        self.names = [name] + companions
+    }
 
     public var description: String { sql }
 
-    /// The statement that removes it.
+    /// The statement that removes it (and its companions).
     public func drop() -> DropTrigger {
-        DropTrigger(sql: "DROP TRIGGER IF EXISTS \"temp\".\(SQLQuoting.identifier(name))")
+        DropTrigger(sql: names.map { "DROP TRIGGER IF EXISTS \"temp\".\(SQLQuoting.identifier($0))" }.joined(separator: ";\n"))
     }
 }
 

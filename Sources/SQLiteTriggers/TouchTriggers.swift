@@ -35,6 +35,12 @@ extension TableDescription {
     /// After an INSERT, stamps columns the INSERT left NULL, e.g. `createdAt`.
     /// A value the statement gave is kept.
     ///
+    /// A stamp is never lost: a companion trigger puts it back when an UPDATE
+    /// sets the column to NULL, as saving a GRDB record that was inserted and
+    /// not fetched again does (it still holds `createdAt == nil`). Because
+    /// the stamp is an UPDATE, an update touch on `updatedAt` stamps the new
+    /// row too: a new row's `updatedAt` is its creation time.
+    ///
     /// ```swift
     /// Reminder.afterInsertTouch { $0.createdAt = .now }
     /// ```
@@ -48,9 +54,17 @@ extension TableDescription {
             let value = "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))"
             return (pair.column, value, value)
         }
-        return temporaryTrigger(name, ifNotExists: false, .after, TriggerEvent(
+        let stamp = temporaryTrigger(name, ifNotExists: false, .after, TriggerEvent(
             clause: "INSERT", nameFragment: "insert_touch", when: unset,
             body: [touchStatement(stamped)]))
+        // The companion: an UPDATE that blanks a stamp gets the old one back.
+        let columns = assignments.pairs.map { SQLQuoting.identifier($0.column) }
+        let blanked = columns.map { "(\"new\".\($0) IS NULL AND \"old\".\($0) IS NOT NULL)" }.joined(separator: " OR ")
+        let restore = columns.map { "\($0) = coalesce(\"new\".\($0), \"old\".\($0))" }.joined(separator: ", ")
+        let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
+            clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
+            body: [TriggerStatement(unchecked: "UPDATE \(SQLQuoting.identifier(tableName)) SET \(restore) WHERE \"rowid\" = \"new\".\"rowid\"")]))
+        return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, companions: [keep.name])
     }
 
     /// `afterInsertTouch` for one date column, set to `datetime_subsec()`.
