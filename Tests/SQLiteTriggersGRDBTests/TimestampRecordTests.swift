@@ -64,4 +64,15 @@ import Testing
                     == [Note.afterUpdateTouch(\.updatedAt).name])
         }
     }
+
+    @Test func insertAndFetchShowsTheRowBeforeAfterTriggersSoFetchAgain() throws {
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db throws in
+            let note = NoteRecord(title: "Draft")
+            let returned = try note.insertAndFetch(db)
+            #expect(returned.createdAt == nil, "RETURNING shows the row before AFTER triggers ran")
+            let fetched = try NoteRecord.fetchOne(db, key: returned.id)
+            #expect(fetched?.createdAt != nil, "fetching again by key reads the stamp")
+        }
+    }
 }
