@@ -49,25 +49,18 @@ import Testing
         let source = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString).swift")
         try (prelude + body).write(to: source, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: source) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // GRDB's C module, for sources that import SQLiteTriggersGRDB.
         let grdbModuleMap = packageRoot.appendingPathComponent(".build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap")
         let grdbFlags = FileManager.default.fileExists(atPath: grdbModuleMap.path)
             ? ["-Xcc", "-fmodule-map-file=\(grdbModuleMap.path)"] : []
-        process.arguments = ["swiftc", "-typecheck", source.path, "-I", modules.path] + grdbFlags + [
-                             "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/SQLiteTriggersCSQLite/module.modulemap",
-                             "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
-                             "-load-plugin-executable",
-                             "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
-            + (warningsAsErrors ? ["-warnings-as-errors"] : [])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? nil : diagnostics
+        let (status, diagnostics) = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "swiftc", "-typecheck", source.path, "-I", modules.path] + grdbFlags + [
+            "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/SQLiteTriggersCSQLite/module.modulemap",
+            "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
+            "-load-plugin-executable",
+            "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
+            + (warningsAsErrors ? ["-warnings-as-errors"] : []))
+        return status == 0 ? nil : diagnostics
     }
 
     @Test func theControlCompiles() throws {

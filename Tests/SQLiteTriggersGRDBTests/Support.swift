@@ -40,12 +40,10 @@ let insertedSchema = """
     CREATE TEMP TRIGGER t_ai AFTER INSERT ON t BEGIN SELECT swift_callback('inserted', new.v); END;
     """
 
-/// Runs the sqlitetriggers-migrate command built beside the tests, with
-/// its standard output and error together.
-func runMigrateCommand(_ arguments: [String]) throws -> (status: Int32, output: String) {
+/// Runs a program to its end, with its standard output and error together.
+func runProcess(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        .deletingLastPathComponent().appendingPathComponent("sqlitetriggers-migrate")
+    process.executableURL = executable
     process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe
@@ -54,4 +52,10 @@ func runMigrateCommand(_ arguments: [String]) throws -> (status: Int32, output: 
     let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     return (process.terminationStatus, output)
+}
+
+/// Runs the sqlitetriggers-migrate command built beside the tests.
+func runMigrateCommand(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    try runProcess(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("sqlitetriggers-migrate"), arguments)
 }
