@@ -69,12 +69,18 @@ public struct TemporaryTrigger: Sendable, CustomStringConvertible {
     /// touch, whose companion keeps the stamp; see `afterInsertTouch`).
     public let sql: String
     /// Every trigger `sql` creates: `name`, then any companions.
-    let names: [String]
+    package let names: [String]
+    /// The table (or view) the triggers are on.
+    package let tableName: String
+    /// The statements that fire them: "INSERT", "UPDATE", "DELETE".
+    package let firedBy: Set<String>
 
-    init(name: String, sql: String, companions: [String] = []) {
+    init(name: String, sql: String, tableName: String, firedBy: Set<String>, companions: [String] = []) {
         self.name = name
         self.sql = sql
         self.names = [name] + companions
+        self.tableName = tableName
+        self.firedBy = firedBy
     }
 
     public var description: String { sql }
@@ -129,7 +135,8 @@ extension TableDescription {
             + " BEGIN\n" + event.body.map { "  \($0.sql);\n" }.joined() + "END"
         let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(definition))"
         let condition = (ifNotExists || name == nil) ? "IF NOT EXISTS " : ""
-        return TemporaryTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)")
+        return TemporaryTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)",
+                                tableName: tableName, firedBy: [String(event.clause.prefix { $0 != " " })])
     }
 }
 

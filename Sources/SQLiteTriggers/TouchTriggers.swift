@@ -64,7 +64,8 @@ extension TableDescription {
         let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
             clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
             body: [TriggerStatement(unchecked: "UPDATE \(SQLQuoting.identifier(tableName)) SET \(restore) WHERE \"rowid\" = \"new\".\"rowid\"")]))
-        return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, companions: [keep.name])
+        return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
+                                firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
     }
 
     /// `afterInsertTouch` for one date column, set to `datetime_subsec()`.

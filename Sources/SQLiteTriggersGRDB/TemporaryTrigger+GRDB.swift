@@ -7,8 +7,34 @@ extension TemporaryTrigger {
     ///     try Reminder.afterUpdateTouch(\.updatedAt).execute(db)
     /// }
     /// ```
+    ///
+    /// SQLite compiles a trigger's body only when a statement fires it, so
+    /// a rule naming a column the table lacks (a `@Table` property the
+    /// migration never added) would install fine and break every write.
+    /// Here the statements that fire it are compiled at once, never run: a
+    /// mismatch removes the trigger again and throws, naming the rule, the
+    /// table and SQLite's reason (such as `no such column: new.archivedAt`).
     public func execute(_ db: Database) throws {
         try db.execute(sql: sql)
+        let table = SQLQuoting.identifier(tableName)
+        var probes: [String] = []
+        if firedBy.contains("INSERT") { probes.append("INSERT INTO \(table) DEFAULT VALUES") }
+        if firedBy.contains("DELETE") { probes.append("DELETE FROM \(table)") }
+        if firedBy.contains("UPDATE") {
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [tableName])
+                .map(SQLQuoting.identifier)
+            probes.append("UPDATE \(table) SET " + columns.map { "\($0) = \($0)" }.joined(separator: ", "))
+        }
+        for probe in probes {
+            do {
+                _ = try db.makeStatement(sql: probe)
+            } catch let error as DatabaseError {
+                try? drop().execute(db)
+                throw DatabaseError(resultCode: error.resultCode, message:
+                    "rule \"\(name)\" on \"\(tableName)\" does not fit the live schema: \(error.message ?? "\(error.resultCode)"). "
+                    + "Does the table have every column the rule names (a property missing from the table)?")
+            }
+        }
     }
 }
 

@@ -1,0 +1,40 @@
+import Foundation
+import SQLiteTriggersGRDB
+import SQLiteTriggersMacros
+import Testing
+
+/// A rule that names a column the live table lacks fails when installed,
+/// not at the first write.
+@Suite struct RuleSchemaCheckTests {
+    @Table("notes") struct Note { let id: Int; var title: String; var archivedAt: Date?; var updatedAt: Date? }
+
+    @Test func aMissingColumnFailsAtInstallNamingTheRule() throws {
+        let cases: [(TemporaryTrigger, String)] = [
+            (Note.afterUpdateTouch(\.archivedAt), "no such column: new.archivedAt"),
+            (Note.afterInsertTouch(\.archivedAt), "no such column: new.archivedAt"),
+            (Note.createTemporaryTrigger(after: .delete { old in .callback("deleted", old.archivedAt) }), "no such column: old.archivedAt"),
+        ]
+        for (rule, reason) in cases {
+            let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+            try dbQueue.write { db throws in
+                try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, updatedAt TEXT)")
+                let error = try #require(throws: DatabaseError.self) { try rule.execute(db) }
+                #expect(error.message?.hasPrefix("rule \"\(rule.name)\" on \"notes\" does not fit the live schema: \(reason)") == true,
+                        "\(error.message ?? "")")
+                #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'") == 0,
+                        "nothing stays half-installed")
+                try db.execute(sql: "INSERT INTO notes(title) VALUES ('writes still work')")
+            }
+        }
+    }
+
+    @Test func aRuleThatFitsInstalls() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db throws in
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, archivedAt TEXT, updatedAt TEXT)")
+            try Note.afterUpdateTouch(\.updatedAt).execute(db)
+            try Note.afterInsertTouch(\.archivedAt).execute(db)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'") == 3)
+        }
+    }
+}
