@@ -94,6 +94,13 @@ public enum StorageConventions {
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
-        return Date(timeIntervalSince1970: Double(Int64(days) * 86_400_000 + Int64(millis)) / 1000)
+        // Summed as Foundation's Gregorian calendar sums them (days since
+        // 2001-01-01 in seconds, plus the time of day with its fraction), so
+        // the Date is equal (==) to GRDB's for the same text, which goes
+        // through that calendar. (Before the 1582 reform that calendar is
+        // Julian and GRDB's dates differ; ours stay proleptic, as SQLite's.)
+        let daysSinceReference = Int64(days) - 11_323
+        let secondsOfDay = Double(millis / 1000) + Double(millis % 1000 * 1_000_000) / 1e9
+        return Date(timeIntervalSinceReferenceDate: Double(daysSinceReference * 86_400) + secondsOfDay)
     }
 }

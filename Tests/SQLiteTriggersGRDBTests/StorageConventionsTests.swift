@@ -13,7 +13,11 @@ import Testing
         for (ms, sqlText) in zip(millis, fromSQL) {
             let date = Date(timeIntervalSince1970: Double(ms) / 1000)
             #expect(StorageConventions.text(for: date) == sqlText)
-            #expect(StorageConventions.date(fromText: sqlText) == date)
+            // Decoded as GRDB decodes it (see below): the same instant, to
+            // well under a millisecond, and the same text again.
+            let decoded = try #require(StorageConventions.date(fromText: sqlText))
+            #expect(abs(decoded.timeIntervalSince(date)) < 1e-4)
+            #expect(StorageConventions.text(for: decoded) == sqlText)
         }
     }
 
@@ -58,5 +62,21 @@ import Testing
         #expect(plain == 0, "the pitfall: GRDB binds a UUID as a blob")
         #expect(text == 1)
         #expect(helper == 1)
+    }
+
+    @Test func callbackDatesEqualGRDBsForTheSameText() throws {
+        // Years 1583 to 9999 (before the Gregorian reform Foundation's
+        // calendar, which GRDB uses, is Julian), millisecond by millisecond
+        // random, plus the edges of 2001-01-01 where sums round differently.
+        var rng = SystemRandomNumberGenerator()
+        let start: Int64 = -12_212_553_600_000, end: Int64 = 253_402_300_799_999
+        var instants = (0..<20_000).map { _ in Int64.random(in: start...end, using: &rng) }
+        instants += (-3_000...3_000).map { 978_307_200_000 + $0 * 97 }
+        var differing: [String] = []
+        for millis in instants {
+            let text = StorageConventions.text(for: Date(timeIntervalSince1970: Double(millis) / 1000))
+            if StorageConventions.date(fromText: text) != Date.fromDatabaseValue(text.databaseValue) { differing.append(text) }
+        }
+        #expect(differing.isEmpty, "\(differing.count) texts decode differently, such as \(differing.prefix(3))")
     }
 }
