@@ -14,7 +14,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test test-arm64 sanitize bench demo fuzz install uninstall clean help
+.PHONY: all test test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
 
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib
@@ -29,6 +29,7 @@ help:
 	@echo "make test       shell tests through the sqlite3 CLI, C tests, fault injection, then swift test"
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
 	@echo "make test-arm64 the C tests cross-compiled for arm64, under qemu (make test runs it)"
+	@echo "make test-32bit the C tests built for 32-bit x86 (make test runs it)"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS each (default 600)"
@@ -77,6 +78,18 @@ $(BUILD)/seeded_stream: Tests/c/arm64/seeded_stream.c $(EXT_SRC) $(EXT_HDR) | $(
 
 test-arm64: $(ARM64_BUILT)
 	@bash Tests/c/arm64/run.sh
+
+# 32-bit x86: size_t is 32 bits there, as on watchOS's arm64_32. The C
+# tests with gcc -m32 (Debian: gcc-12-multilib) against Debian's i386
+# libsqlite3, unpacked into build/i386 by Tests/c/i386/fetch-sqlite.sh.
+I386_LIB := $(BUILD)/i386/usr/lib/i386-linux-gnu
+
+$(BUILD)/i386/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	@mkdir -p $(@D)
+	$(CC) -m32 -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -L$(I386_LIB) -lsqlite3 -lpthread
+
+test-32bit: $(BUILD)/i386/test_c
+	@LD_LIBRARY_PATH=$(I386_LIB) $(BUILD)/i386/test_c
 
 # libFuzzer harnesses (Tests/fuzz/): make test runs each for 60 seconds,
 # make fuzz for FUZZ_SECONDS each.

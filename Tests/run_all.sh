@@ -87,6 +87,18 @@ stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
 stage arm64 arm64_stage
+# 32-bit sizes: the same C tests built with gcc -m32.
+i386_stage() {
+  if [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] ||
+     ! echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c -o /dev/null - 2>/dev/null; then
+    echo "c32: no 32-bit toolchain or i386 libsqlite3; bash .ci/run installs gcc-12-multilib" \
+         "and unpacks libsqlite3 (Tests/c/i386/fetch-sqlite.sh)"
+    echo "c32: 0 passed, 1 failed"
+    return
+  fi
+  make --no-print-directory test-32bit | sed -E 's/^c: ([0-9]+ passed)/c32: \1/'
+}
+stage c32 i386_stage
 stage swift swift_stage
 stage consumer bash Tests/consumer/run.sh
 stage tsan tsan_stage

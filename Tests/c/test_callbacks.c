@@ -514,14 +514,16 @@ static void testReadOnlyConnectionRefuses(void){
   remove(zPath);
 }
 
-/* Sizes computed in 64 bits: on a 32-bit target (watchOS is arm64_32) a
-** capacity of INT_MAX events would overflow size_t and allocate too little. */
+/* Sizes computed in 64 bits: on a 32-bit target (watchOS is arm64_32;
+** make test-32bit runs this) 0x40000001 pointers would wrap size_t around
+** to 4 bytes, and the log would write past them. */
 static void testHugeLogCapacityIsRefused(void){
   sqlite3 *db = openRegistered(0);
   char zOut[128];
   exec(db, "SELECT swift_callback('kept')");
-  expect(sqlitetriggers_set_callback_log_capacity(db, 0x7fffffff)==SQLITE_NOMEM,
-         "a log of INT_MAX events is SQLITE_NOMEM, not an overflow");
+  expect(sqlitetriggers_set_callback_log_capacity(db, 0x40000001)==SQLITE_NOMEM
+         && sqlitetriggers_set_callback_log_capacity(db, 0x7fffffff)==SQLITE_NOMEM,
+         "a log of 2^30+1 or INT_MAX events is SQLITE_NOMEM, not a wrapped size");
   queryText(db, "SELECT name || ' ' || swift_callback_log_capacity() FROM swift_callback_log", zOut);
   expect(strcmp(zOut, "kept 1000")==0, "and the log is as it was");
   sqlite3_close(db);
