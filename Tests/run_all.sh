@@ -63,18 +63,31 @@ tsan_stage() {
   rm -f "$tsan_log"
 }
 
-# The arm64 C tests need a cross toolchain; without one the stage fails,
+# missing_toolchain NAME HINT: a stage whose toolchain is absent fails,
 # saying what to install, rather than passing unseen.
+missing_toolchain() {
+  echo "$1: no toolchain for it; bash .ci/run installs $2"
+  echo "$1: 0 passed, 1 failed"
+}
+
 arm64_stage() {
   if ! command -v "${ARM64_CC:-aarch64-linux-gnu-gcc}" >/dev/null ||
      ! command -v qemu-aarch64 >/dev/null ||
      [ ! -e /usr/lib/aarch64-linux-gnu/libsqlite3.so ]; then
-    echo "arm64: no cross toolchain; bash .ci/run installs gcc-aarch64-linux-gnu," \
-         "qemu-user and libsqlite3-dev:arm64"
-    echo "arm64: 0 passed, 1 failed"
+    missing_toolchain arm64 "gcc-aarch64-linux-gnu, qemu-user and libsqlite3-dev:arm64"
     return
   fi
   make --no-print-directory test-arm64
+}
+
+# 32-bit sizes: the same C tests built with gcc -m32.
+i386_stage() {
+  if [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] ||
+     ! echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c -o /dev/null - 2>/dev/null; then
+    missing_toolchain c32 "gcc-12-multilib and unpacks libsqlite3 (Tests/c/i386/fetch-sqlite.sh)"
+    return
+  fi
+  make --no-print-directory test-32bit | sed -E 's/^c: ([0-9]+ passed)/c32: \1/'
 }
 
 stage shell bash Tests/shell/run.sh
@@ -87,17 +100,6 @@ stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
 stage arm64 arm64_stage
-# 32-bit sizes: the same C tests built with gcc -m32.
-i386_stage() {
-  if [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] ||
-     ! echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c -o /dev/null - 2>/dev/null; then
-    echo "c32: no 32-bit toolchain or i386 libsqlite3; bash .ci/run installs gcc-12-multilib" \
-         "and unpacks libsqlite3 (Tests/c/i386/fetch-sqlite.sh)"
-    echo "c32: 0 passed, 1 failed"
-    return
-  fi
-  make --no-print-directory test-32bit | sed -E 's/^c: ([0-9]+ passed)/c32: \1/'
-}
 stage c32 i386_stage
 stage swift swift_stage
 stage consumer bash Tests/consumer/run.sh

@@ -81,6 +81,13 @@ package func sqliteNamesEqual(_ a: String, _ b: String) -> Bool {
     sqliteFolded(a) == sqliteFolded(b)
 }
 
+extension Sequence<String> {
+    /// Whether one of these names is `name` to SQLite.
+    package func containsName(_ name: String) -> Bool { contains { sqliteNamesEqual($0, name) } }
+    /// The first of these names that is `name` to SQLite.
+    package func firstName(matching name: String) -> String? { first { sqliteNamesEqual($0, name) } }
+}
+
 /// A name with its ASCII letters lowercased, as SQLite compares names.
 package func sqliteFolded(_ name: String) -> String {
     String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)

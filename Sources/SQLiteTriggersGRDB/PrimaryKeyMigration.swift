@@ -206,7 +206,7 @@ struct PrimaryKeyMigration {
             progress("\(plan.table): copying its rows")
             try explained(plan.table, "copying its rows") { try copy(plan, salt: salt, db) }
         }
-        for reference in extra where !names.contains(where: { sqliteNamesEqual($0, reference.table) }) {
+        for reference in extra where !names.containsName(reference.table) {
             let column = SQLQuoting.identifier(reference.column)
             try db.execute(sql: """
                 UPDATE \(SQLQuoting.identifier(reference.table))
@@ -257,7 +257,7 @@ struct PrimaryKeyMigration {
     private func foreignKeyViolations(outside names: [String], _ db: Database) throws -> [String] {
         var warnings: [String] = []
         let tables = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'")
-        for table in tables where !names.contains(where: { sqliteNamesEqual($0, table) }) {
+        for table in tables where !names.containsName(table) {
             for violation in try Row.fetchAll(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [table]) {
                 warnings.append("\"\(table)\": \(try describeViolation(violation, db)), before the migration (left as it was)")
             }
@@ -286,7 +286,7 @@ struct PrimaryKeyMigration {
     private func analyzedTables(_ names: [String], _ db: Database) throws -> [String] {
         guard try db.tableExists("sqlite_stat1") else { return [] }
         let analyzed = try String.fetchSet(db, sql: "SELECT DISTINCT tbl FROM sqlite_stat1")
-        return names.filter { name in analyzed.contains { sqliteNamesEqual($0, name) } }
+        return names.filter { name in analyzed.containsName(name) }
     }
 
     /// The extra references as the schema spells them, checked before
@@ -297,18 +297,17 @@ struct PrimaryKeyMigration {
             func refuse(_ reason: String) -> PrimaryKeyMigrationError {
                 PrimaryKeyMigrationError(table: reference.table, reason: reason)
             }
-            guard let table = try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                                  arguments: [reference.table]) else { throw refuse("no such table") }
+            guard let table = try storedTableName(reference.table, db) else { throw refuse("no such table") }
             let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_xinfo(?)", arguments: [table])
             guard let column = columns.first(where: { sqliteNamesEqual($0["name"], reference.column) }) else {
                 throw refuse("it has no column \"\(reference.column)\" (named as an extra reference)")
             }
             let columnName: String = column["name"]
-            guard let parent = names.first(where: { sqliteNamesEqual($0, reference.referencedTable) }) else {
+            guard let parent = names.firstName(matching: reference.referencedTable) else {
                 throw refuse("its column \"\(columnName)\" is named as referencing \"\(reference.referencedTable)\", which is not part of the migration")
             }
             let isStrict = try Bool.fetchOne(db, sql: "SELECT strict FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
-            let isMigrated = names.contains { sqliteNamesEqual($0, table) }
+            let isMigrated = names.containsName(table)
             if isStrict, !isMigrated, (column["type"] as String).uppercased().hasPrefix("INT") {
                 throw refuse("its column \"\(columnName)\" is an integer column of a STRICT table, which cannot hold the new UUIDs")
             }
@@ -338,7 +337,7 @@ struct PrimaryKeyMigration {
             let tablePlan = plan(forName: table, plans)
             let foreignKeys = try String.fetchAll(db, sql: "SELECT \"from\" FROM pragma_foreign_key_list(?)", arguments: [table])
             for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden <> 1", arguments: [table]) {
-                if foreignKeys.contains(where: { sqliteNamesEqual($0, column) })
+                if foreignKeys.containsName(column)
                     || extra.contains(where: { sqliteNamesEqual($0.table, table) && sqliteNamesEqual($0.column, column) })
                     || tablePlan?.rewrite.oldKeyColumn.map({ sqliteNamesEqual($0, column) }) == true { continue }
                 let folded = sqliteFolded(column)
@@ -372,6 +371,12 @@ struct PrimaryKeyMigration {
         return warnings
     }
 
+    /// A table's name as the schema spells it (SQLite matches names
+    /// ignoring ASCII case), or nil.
+    private func storedTableName(_ name: String, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [name])
+    }
+
     private func plan(forName name: String, _ plans: [Plan]) -> Plan? {
         plans.first { sqliteNamesEqual($0.table, name) }
     }
@@ -397,7 +402,7 @@ struct PrimaryKeyMigration {
                 var nameIndex = index
                 if index + 2 < tokens.count, tokens[index + 1].text == "." { nameIndex = index + 2 }
                 guard nameIndex < tokens.count, tokens[nameIndex].isName else { return nil }
-                return gaining.first { sqliteNamesEqual($0, tokens[nameIndex].name) }
+                return gaining.firstName(matching: tokens[nameIndex].name)
             }
             for (index, token) in tokens.enumerated() where token.isWord("INTO") && index > 0 {
                 guard let table = gainingTable(at: index + 1) else { continue }
@@ -428,10 +433,10 @@ struct PrimaryKeyMigration {
     /// keep integer values that no longer match anything.
     private func refuseReferencesFromOutside(_ names: [String], _ db: Database) throws {
         let outside = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-            .filter { name in !names.contains { sqliteNamesEqual($0, name) } }
+            .filter { name in !names.containsName(name) }
         for table in outside {
             for parent in try String.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table]) {
-                if let migrated = names.first(where: { sqliteNamesEqual($0, parent) }) {
+                if let migrated = names.firstName(matching: parent) {
                     throw PrimaryKeyMigrationError(table: migrated, reason:
                         "\"\(table)\" references it but is not part of the migration")
                 }
@@ -443,10 +448,10 @@ struct PrimaryKeyMigration {
     private func resolvedNames(_ db: Database) throws -> [String] {
         var names: [String] = []
         for table in tables {
-            guard let name = try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table]) else {
+            guard let name = try storedTableName(table, db) else {
                 throw PrimaryKeyMigrationError(table: table, reason: "no such table")
             }
-            if !names.contains(where: { sqliteNamesEqual($0, name) }) { names.append(name) }
+            if !names.containsName(name) { names.append(name) }
         }
         return names
     }
@@ -463,7 +468,7 @@ struct PrimaryKeyMigration {
                 throw PrimaryKeyMigrationError(table: table, reason: "composite foreign keys cannot be migrated")
             }
             let parent: String = row["table"]
-            guard let migratedParent = names.first(where: { sqliteNamesEqual($0, parent) }) else {
+            guard let migratedParent = names.firstName(matching: parent) else {
                 throw PrimaryKeyMigrationError(table: table, reason:
                     "its foreign key \"\(row["from"] as String)\" references \"\(parent)\", which is not part of the migration")
             }
@@ -494,7 +499,7 @@ struct PrimaryKeyMigration {
                 foreignKeyDefaults[column] = SQLQuoting.string(derived)
             }
         }
-        let isUniqueDropped = dropUniqueConstraints.contains { sqliteNamesEqual($0, table) }
+        let isUniqueDropped = dropUniqueConstraints.containsName(table)
         let temporaryName = "sqlitetriggers_new_\(table)"
         let rewrite = try statement.rewritten(temporaryName: temporaryName, foreignKeyColumns: Set(foreignKeys.keys),
                                              uuidFunction: uuidFunction.rawValue, foreignKeyDefaults: foreignKeyDefaults,
@@ -546,7 +551,7 @@ struct PrimaryKeyMigration {
         let copiedColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
         let allColumns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [table])
         guard let rowidAlias = ["rowid", "oid", "_rowid_"].first(where: { alias in
-            !allColumns.contains { sqliteNamesEqual($0, alias) }
+            !allColumns.containsName(alias)
         }) else {
             throw PrimaryKeyMigrationError(table: table, reason:
                 "its columns \"rowid\", \"oid\" and \"_rowid_\" hide the rowid, which the migration keeps")
