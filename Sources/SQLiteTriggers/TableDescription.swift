@@ -1,27 +1,36 @@
 /// What the trigger builders know of a table (or a view): its SQL name and
-/// its typed columns. `@Table` generates it; by hand it is a few lines:
+/// its typed columns, as static members of `TableColumns`. `@Table`
+/// generates it; by hand it is a few lines:
 ///
 /// ```swift
 /// extension Reminder: TableDescription {
 ///     static let tableName = "reminders"
-///     struct Columns {
-///         let id = TableColumn<UUID>("id", primaryKey: true)
-///         let title = TableColumn<String>("title")
-///         let updatedAt = TableColumn<Date?>("updatedAt")
+///     enum TableColumns {
+///         static let id = TableColumn<UUID>("id", primaryKey: true)
+///         static let title = TableColumn<String>("title")
+///         static let updatedAt = TableColumn<Date?>("updatedAt")
 ///     }
-///     static let columns = Columns()
+///     static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.updatedAt]
 /// }
 /// ```
+///
+/// The columns are static, as GRDB's `Columns` are, so that with
+/// `SQLiteTriggersGRDB` imported the same `TableColumns` serve GRDB's query
+/// interface (`Reminder.filter { $0.title == "Milk" }`): `@Table` names
+/// them `Columns` too unless the type declares its own.
 public protocol TableDescription {
-    associatedtype Columns
+    associatedtype TableColumns
+    /// The table's name in SQL.
     static var tableName: String { get }
-    static var columns: Columns { get }
+    /// Every column of the description, in order; the one marked
+    /// `primaryKey` is the key of ``TableUpdate/find(_:)``.
+    static var allColumns: [any AnyTableColumn] { get }
 }
 
 /// A column's SQL name, Swift value type, and whether it is the primary key.
 ///
 /// ```swift
-/// let title = TableColumn<String>("title")
+/// static let title = TableColumn<String>("title")
 /// ```
 public struct TableColumn<Value>: AnyTableColumn, Sendable {
     public let name: String
@@ -34,7 +43,7 @@ public struct TableColumn<Value>: AnyTableColumn, Sendable {
 }
 
 /// A column seen without its value type.
-public protocol AnyTableColumn {
+public protocol AnyTableColumn: Sendable {
     var name: String { get }
     var isPrimaryKey: Bool { get }
 }
@@ -53,8 +62,8 @@ public struct TriggerRow<Table: TableDescription>: Sendable {
 
     public init(_ qualifier: String) { self.qualifier = qualifier }
 
-    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.Columns, TableColumn<Value>>) -> TypedSQL<Value> {
-        let column = Table.columns[keyPath: keyPath]
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.TableColumns.Type, TableColumn<Value>>) -> TypedSQL<Value> {
+        let column = Table.TableColumns.self[keyPath: keyPath]
         return TypedSQL(raw: "\(SQLQuoting.identifier(qualifier)).\(SQLQuoting.identifier(column.name))")
     }
 
@@ -65,9 +74,7 @@ public struct TriggerRow<Table: TableDescription>: Sendable {
 extension TableDescription {
     /// The primary key column, from the description.
     static var primaryKeyColumn: (any AnyTableColumn)? {
-        Mirror(reflecting: columns).children
-            .compactMap { $0.value as? any AnyTableColumn }
-            .first { $0.isPrimaryKey }
+        allColumns.first { $0.isPrimaryKey }
     }
 
     /// The table's rows, for WHERE clauses and subqueries.

@@ -28,13 +28,13 @@ public struct TriggerEvent<Table: TableDescription> {
     /// .update(of: \.status, when: { old, new in new.status == 1 }) { old, new in … }
     /// ```
     public static func update(
-        of columns: PartialKeyPath<Table.Columns>...,
+        of columns: PartialKeyPath<Table.TableColumns.Type>...,
         when condition: ((TriggerRow<Table>, TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         @TriggerBodyBuilder _ body: (TriggerRow<Table>, TriggerRow<Table>) -> [TriggerStatement]
     ) -> TriggerEvent {
         let old = TriggerRow<Table>("old"), new = TriggerRow<Table>("new")
         let names = columns.map { keyPath -> String in
-            guard let column = Table.columns[keyPath: keyPath] as? any AnyTableColumn else {
+            guard let column = Table.TableColumns.self[keyPath: keyPath] as? any AnyTableColumn else {
                 preconditionFailure("SQLiteTriggers: \(keyPath) is not a TableColumn of \(Table.tableName)")
             }
             return column.name

@@ -28,7 +28,7 @@ extension TableDescription {
     /// ```swift
     /// Reminder.afterUpdateTouch(\.updatedAt)
     /// ```
-    public static func afterUpdateTouch<Value: SQLDateValue>(_ column: KeyPath<Columns, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
+    public static func afterUpdateTouch<Value: SQLDateValue>(_ column: KeyPath<TableColumns.Type, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
         afterUpdateTouch(name) { $0[dynamicMember: column] = .now }
     }
 
@@ -73,7 +73,7 @@ extension TableDescription {
     /// ```swift
     /// Reminder.afterInsertTouch(\.createdAt)
     /// ```
-    public static func afterInsertTouch<Value: SQLDateValue>(_ column: KeyPath<Columns, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
+    public static func afterInsertTouch<Value: SQLDateValue>(_ column: KeyPath<TableColumns.Type, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
         afterInsertTouch(name) { $0[dynamicMember: column] = .now }
     }
 

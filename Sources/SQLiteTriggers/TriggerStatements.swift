@@ -26,10 +26,10 @@ public struct ColumnAssignments<Table: TableDescription> {
     /// The value as SQL, and as an operand (parenthesized where compound).
     var pairs: [(column: String, value: String, operand: String)] = []
 
-    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.Columns, TableColumn<Value>>) -> TypedSQL<Value> {
-        get { TypedSQL(raw: SQLQuoting.identifier(Table.columns[keyPath: keyPath].name)) }
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.TableColumns.Type, TableColumn<Value>>) -> TypedSQL<Value> {
+        get { TypedSQL(raw: SQLQuoting.identifier(Table.TableColumns.self[keyPath: keyPath].name)) }
         set {
-            let name = Table.columns[keyPath: keyPath].name
+            let name = Table.TableColumns.self[keyPath: keyPath].name
             pairs.removeAll { $0.column == name }
             pairs.append((name, newValue.sql, newValue.operand))
         }
@@ -111,7 +111,7 @@ public struct TableUpdate<Table: TableDescription>: TriggerStatementConvertible 
     /// Only the row whose primary key is `key`.
     public func find<Key>(_ key: TypedSQL<Key>) -> TableUpdate {
         guard let primaryKey = Table.primaryKeyColumn else {
-            preconditionFailure("SQLiteTriggers: \(Table.tableName) has no primary key column in its description")
+            preconditionFailure("SQLiteTriggers: \(Table.tableName) has no primary key column in its description (mark one `primaryKey: true` in allColumns)")
         }
         return `where` { _ in TypedSQL<Bool>(raw: "\(SQLQuoting.identifier(Table.tableName)).\(SQLQuoting.identifier(primaryKey.name)) = \(key.operand)") }
     }

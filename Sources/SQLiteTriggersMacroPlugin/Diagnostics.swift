@@ -7,6 +7,7 @@ enum MacroDiagnostic: DiagnosticMessage {
     case missingType(property: String)
     case duplicateColumn(column: String, firstProperty: String)
     case nameNotALiteral(macro: String)
+    case conflictingTableName(argument: String, declared: String?)
 
     var message: String {
         switch self {
@@ -18,6 +19,10 @@ enum MacroDiagnostic: DiagnosticMessage {
             "column \"\(column)\" is already used by '\(firstProperty)'"
         case .nameNotALiteral(let macro):
             "@\(macro) takes its name as a string literal"
+        case .conflictingTableName(let argument, let declared?):
+            "@Table(\"\(argument)\") contradicts databaseTableName \"\(declared)\": a record and its triggers must name one table; keep one of them"
+        case .conflictingTableName(let argument, nil):
+            "@Table(\"\(argument)\") and a databaseTableName would name the table twice; keep one of them"
         }
     }
 
@@ -28,6 +33,7 @@ enum MacroDiagnostic: DiagnosticMessage {
         case .missingType: id = "missingType"
         case .duplicateColumn: id = "duplicateColumn"
         case .nameNotALiteral: id = "nameNotALiteral"
+        case .conflictingTableName: id = "conflictingTableName"
         }
         return MessageID(domain: "SQLiteTriggersMacros", id: id)
     }

@@ -7,11 +7,16 @@ import SwiftSyntaxMacros
 ///
 /// The table name defaults to the struct's name in lowerCamel case, made
 /// plural: `Reminder` -> `reminders`, `RemindersList` -> `remindersLists`,
-/// `Category` -> `categories`, `Box` -> `boxes`. Each stored property is a
-/// column named like it, unless `@Column("name")` says otherwise; the primary
-/// key is the property marked `@Column(primaryKey: true)`, or else `id`.
-/// Computed, static and lazy properties, and those marked `@Ephemeral`, are
-/// not columns.
+/// `Category` -> `categories`, `Box` -> `boxes`. A `databaseTableName` the
+/// struct declares (GRDB's) is the name instead, and otherwise the macro
+/// declares `databaseTableName` from the table name: one name for both.
+/// Each stored property is a column named like it, unless
+/// `@Column("name")` says otherwise; the primary key is the property marked
+/// `@Column(primaryKey: true)`, or else `id`. Computed, static and lazy
+/// properties, and those marked `@Ephemeral`, are not columns.
+///
+/// The columns are static members of `TableColumns`, which is also the
+/// record's GRDB `Columns` unless the struct declares its own.
 public struct TableMacro: ExtensionMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -20,8 +25,8 @@ public struct TableMacro: ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard let (typeName, tableName) = namedStruct(node, declaration, type, macro: "Table",
-                                                      defaultName: defaultTableName, in: context)
+        guard let (typeName, derivedName) = namedStruct(node, declaration, type, macro: "Table",
+                                                        defaultName: defaultTableName, in: context)
         else { return [] }
         let properties = storedProperties(of: declaration, in: context)
         var firstUse: [String: String] = [:]
@@ -36,15 +41,42 @@ public struct TableMacro: ExtensionMacro {
         let access = accessModifier(of: declaration)
         let columns = properties.map { property in
             let isKey = property.isPrimaryKey || (!hasExplicitKey && property.columnName == "id" && property.name == "id")
-            return "\(access)let \(property.name) = SQLiteTriggers.TableColumn<\(property.type)>(\(literal(property.columnName))\(isKey ? ", primaryKey: true" : ""))"
+            return "\(access)static let \(property.name) = SQLiteTriggers.TableColumn<\(property.type)>(\(literal(property.columnName))\(isKey ? ", primaryKey: true" : ""))"
         }
+        let allColumns = properties.map { "TableColumns.\($0.name)" }.joined(separator: ", ")
+
+        // The name: GRDB's databaseTableName when the struct declares one, so
+        // that the record and its triggers cannot name different tables.
+        let explicitName = node.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
+            .as(StringLiteralExprSyntax.self)?.representedLiteralValue
+        let nameDeclarations: String
+        switch declaredTableName(in: declaration) {
+        case nil:
+            nameDeclarations = """
+                \(access)static let tableName = \(literal(derivedName))
+                \(access)static var databaseTableName: String { tableName }
+                """
+        case .literal(let declared, let site):
+            if let explicitName, explicitName != declared {
+                context.diagnose(Diagnostic(node: site, message: MacroDiagnostic.conflictingTableName(argument: explicitName, declared: declared)))
+            }
+            nameDeclarations = "\(access)static let tableName = \(literal(declared))"
+        case .computed(let site):
+            if let explicitName {
+                context.diagnose(Diagnostic(node: site, message: MacroDiagnostic.conflictingTableName(argument: explicitName, declared: nil)))
+            }
+            nameDeclarations = "\(access)static var tableName: String { databaseTableName }"
+        }
+        let columnsAlias = declaresMember(named: "Columns", in: declaration)
+            ? "" : "\(access)typealias Columns = TableColumns"
         let source: DeclSyntax = """
             extension \(raw: typeName): SQLiteTriggers.TableDescription {
-                \(raw: access)static let tableName = \(raw: literal(tableName))
-                \(raw: access)struct Columns: Sendable {
+                \(raw: nameDeclarations)
+                \(raw: access)enum TableColumns {
                     \(raw: columns.joined(separator: "\n"))
                 }
-                \(raw: access)static let columns = Columns()
+                \(raw: columnsAlias)
+                \(raw: access)static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [\(raw: allColumns)]
             }
             """
         return [source.cast(ExtensionDeclSyntax.self)]
@@ -59,6 +91,44 @@ public struct TableMacro: ExtensionMacro {
         }
         if ["s", "x", "z", "ch", "sh"].contains(where: lower.hasSuffix) { return base + "es" }
         return base + "s"
+    }
+}
+
+/// GRDB's `databaseTableName`, when the struct declares it in its body.
+enum DeclaredTableName {
+    /// `static let databaseTableName = "name"` (or a getter returning only a literal).
+    case literal(String, site: Syntax)
+    /// Anything else: the macro reads it at run time.
+    case computed(site: Syntax)
+}
+
+func declaredTableName(in declaration: some DeclGroupSyntax) -> DeclaredTableName? {
+    for member in declaration.memberBlock.members {
+        guard let variable = member.decl.as(VariableDeclSyntax.self),
+              variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.static) }) else { continue }
+        for binding in variable.bindings
+        where binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "databaseTableName" {
+            var expression = binding.initializer?.value
+            if case .getter(let body)? = binding.accessorBlock?.accessors, body.count == 1 {
+                expression = body.first?.item.as(ExprSyntax.self)
+                    ?? body.first?.item.as(ReturnStmtSyntax.self)?.expression
+            }
+            if let text = expression?.as(StringLiteralExprSyntax.self)?.representedLiteralValue {
+                return .literal(text, site: Syntax(binding))
+            }
+            return .computed(site: Syntax(binding))
+        }
+    }
+    return nil
+}
+
+/// Whether the struct declares a type (or typealias) of this name.
+func declaresMember(named name: String, in declaration: some DeclGroupSyntax) -> Bool {
+    declaration.memberBlock.members.contains { member in
+        let decl = member.decl
+        let declared = decl.as(EnumDeclSyntax.self)?.name ?? decl.as(StructDeclSyntax.self)?.name
+            ?? decl.as(TypeAliasDeclSyntax.self)?.name ?? decl.as(ClassDeclSyntax.self)?.name
+        return declared?.text == name
     }
 }
 

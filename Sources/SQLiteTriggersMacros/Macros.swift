@@ -16,7 +16,7 @@
 /// and ``Ephemeral()``. The macro generates nothing for migrations: they
 /// stay frozen SQL, while the TEMP triggers built from these descriptions
 /// are installed anew on each connection and always match the schema.
-@attached(extension, conformances: TableDescription, names: named(tableName), named(Columns), named(columns))
+@attached(extension, conformances: TableDescription, names: named(tableName), named(databaseTableName), named(TableColumns), named(Columns), named(allColumns))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "TableMacro")
 
 /// Renames a column, or marks the primary key (by default the `id` property).

@@ -10,12 +10,12 @@ import Testing
         import SQLiteTriggers
         enum Item: TableDescription {
             static let tableName = "items"
-            struct Columns {
-                let id = TableColumn<UUID>("id", primaryKey: true)
-                let title = TableColumn<String>("title")
-                let updatedAt = TableColumn<Date?>("updatedAt")
+            enum TableColumns {
+                static let id = TableColumn<UUID>("id", primaryKey: true)
+                static let title = TableColumn<String>("title")
+                static let updatedAt = TableColumn<Date?>("updatedAt")
             }
-            static let columns = Columns()
+            static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.updatedAt]
         }
 
         """

@@ -7,12 +7,12 @@ import Testing
 enum Fuzzed: TableDescription {
     nonisolated(unsafe) static var names = (table: "t", key: "id", text: "text", data: "data")
     static var tableName: String { names.table }
-    struct Columns {
-        var key: TableColumn<Int64> { TableColumn(Fuzzed.names.key, primaryKey: true) }
-        var text: TableColumn<String> { TableColumn(Fuzzed.names.text) }
-        var data: TableColumn<Data> { TableColumn(Fuzzed.names.data) }
+    enum TableColumns {
+        static var key: TableColumn<Int64> { TableColumn(Fuzzed.names.key, primaryKey: true) }
+        static var text: TableColumn<String> { TableColumn(Fuzzed.names.text) }
+        static var data: TableColumn<Data> { TableColumn(Fuzzed.names.data) }
     }
-    static var columns: Columns { Columns() }
+    static var allColumns: [any AnyTableColumn] { [TableColumns.key, TableColumns.text, TableColumns.data] }
 }
 
 @Suite(.serialized) struct QuotingPropertyTests {

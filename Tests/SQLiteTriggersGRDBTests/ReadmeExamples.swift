@@ -13,7 +13,7 @@ enum ReadmeRules {
     @Table struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
     @CallbackEvent struct ReminderCompleted { var id: UUID; var title: String }
     // Without macros, a TableDescription is a few lines by hand: static tableName,
-    // a Columns struct of TableColumn<Value>("name"), static columns.
+    // an enum TableColumns of static TableColumn<Value>("name"), and allColumns.
 
     // END README rules declarations
 

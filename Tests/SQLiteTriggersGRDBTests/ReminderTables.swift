@@ -6,49 +6,49 @@ import SQLiteTriggersGRDB
 
 enum RemindersList: TableDescription {
     static let tableName = "remindersLists"
-    struct Columns {
-        let id = TableColumn<UUID>("id", primaryKey: true)
-        let color = TableColumn<Int>("color")
-        let title = TableColumn<String>("title")
-        let position = TableColumn<Int>("position")
+    enum TableColumns {
+        static let id = TableColumn<UUID>("id", primaryKey: true)
+        static let color = TableColumn<Int>("color")
+        static let title = TableColumn<String>("title")
+        static let position = TableColumn<Int>("position")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.color, TableColumns.title, TableColumns.position]
 }
 
 enum Reminder: TableDescription {
     static let tableName = "reminders"
-    struct Columns {
-        let id = TableColumn<UUID>("id", primaryKey: true)
-        let dueDate = TableColumn<Date?>("dueDate")
-        let isFlagged = TableColumn<Bool>("isFlagged")
-        let notes = TableColumn<String>("notes")
-        let priority = TableColumn<Int?>("priority")
-        let remindersListID = TableColumn<UUID>("remindersListID")
-        let title = TableColumn<String>("title")
-        let createdAt = TableColumn<Date?>("createdAt")
-        let updatedAt = TableColumn<Date?>("updatedAt")
-        let status = TableColumn<Int>("status")
+    enum TableColumns {
+        static let id = TableColumn<UUID>("id", primaryKey: true)
+        static let dueDate = TableColumn<Date?>("dueDate")
+        static let isFlagged = TableColumn<Bool>("isFlagged")
+        static let notes = TableColumn<String>("notes")
+        static let priority = TableColumn<Int?>("priority")
+        static let remindersListID = TableColumn<UUID>("remindersListID")
+        static let title = TableColumn<String>("title")
+        static let createdAt = TableColumn<Date?>("createdAt")
+        static let updatedAt = TableColumn<Date?>("updatedAt")
+        static let status = TableColumn<Int>("status")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.dueDate, TableColumns.isFlagged, TableColumns.notes, TableColumns.priority, TableColumns.remindersListID, TableColumns.title, TableColumns.createdAt, TableColumns.updatedAt, TableColumns.status]
 }
 
 enum Tag: TableDescription {
     static let tableName = "tags"
-    struct Columns {
-        let id = TableColumn<UUID>("id", primaryKey: true)
-        let title = TableColumn<String>("title")
+    enum TableColumns {
+        static let id = TableColumn<UUID>("id", primaryKey: true)
+        static let title = TableColumn<String>("title")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title]
 }
 
 enum ReminderTag: TableDescription {
     static let tableName = "reminderTags"
-    struct Columns {
-        let id = TableColumn<UUID>("id", primaryKey: true)
-        let reminderID = TableColumn<UUID>("reminderID")
-        let tagID = TableColumn<UUID>("tagID")
+    enum TableColumns {
+        static let id = TableColumn<UUID>("id", primaryKey: true)
+        static let reminderID = TableColumn<UUID>("reminderID")
+        static let tagID = TableColumn<UUID>("tagID")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.reminderID, TableColumns.tagID]
 }
 
 let syncReadyRemindersSchema = """

@@ -6,23 +6,23 @@ import Testing
 /// A table for watching what trigger bodies do.
 enum Note: TableDescription {
     static let tableName = "notes"
-    struct Columns {
-        let id = TableColumn<UUID>("id", primaryKey: true)
-        let text = TableColumn<String>("text")
-        let at = TableColumn<Date?>("at")
-        let count = TableColumn<Int>("count")
+    enum TableColumns {
+        static let id = TableColumn<UUID>("id", primaryKey: true)
+        static let text = TableColumn<String>("text")
+        static let at = TableColumn<Date?>("at")
+        static let count = TableColumn<Int>("count")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.text, TableColumns.at, TableColumns.count]
 }
 
 /// A view, for INSTEAD OF triggers.
 enum ReminderTitle: TableDescription {
     static let tableName = "reminderTitles"
-    struct Columns {
-        let id = TableColumn<UUID>("id", primaryKey: true)
-        let title = TableColumn<String>("title")
+    enum TableColumns {
+        static let id = TableColumn<UUID>("id", primaryKey: true)
+        static let title = TableColumn<String>("title")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title]
 }
 
 /// Every construct of the builders: the SQL it generates, then what it does.
@@ -381,11 +381,11 @@ enum ReminderTitle: TableDescription {
 /// A table whose names need quoting.
 enum Weird: TableDescription {
     static let tableName = "order"
-    struct Columns {
-        let quoted = TableColumn<String>("we\"ird")
-        let keyword = TableColumn<Int>("select")
+    enum TableColumns {
+        static let quoted = TableColumn<String>("we\"ird")
+        static let keyword = TableColumn<Int>("select")
     }
-    static let columns = Columns()
+    static let allColumns: [any AnyTableColumn] = [TableColumns.quoted, TableColumns.keyword]
 }
 
 @Suite struct TriggerEdgeCaseTests {

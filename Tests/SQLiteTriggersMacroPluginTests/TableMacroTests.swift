@@ -29,13 +29,17 @@ import Testing
 
             extension Reminder: SQLiteTriggers.TableDescription {
                 static let tableName = "reminders"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    let title = SQLiteTriggers.TableColumn<String>("title")
-                    let updatedAt = SQLiteTriggers.TableColumn<Date?>("updatedAt")
-                    let priority = SQLiteTriggers.TableColumn<Optional<Int>>("priority")
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.TableColumn<String>("title")
+                    static let updatedAt = SQLiteTriggers.TableColumn<Date?>("updatedAt")
+                    static let priority = SQLiteTriggers.TableColumn<Optional<Int>>("priority")
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.updatedAt, TableColumns.priority]
             }
             """
         }
@@ -59,11 +63,15 @@ import Testing
 
             extension RemindersList: SQLiteTriggers.TableDescription {
                 static let tableName = "remindersLists"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    let title = SQLiteTriggers.TableColumn<String>("title")
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.TableColumn<String>("title")
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.title]
             }
             """
         }
@@ -88,12 +96,16 @@ import Testing
 
             extension Tag: SQLiteTriggers.TableDescription {
                 static let tableName = "tags"
-                struct Columns: Sendable {
-                    let code = SQLiteTriggers.TableColumn<String>("code", primaryKey: true)
-                    let title = SQLiteTriggers.TableColumn<String>("display_title")
-                    let id = SQLiteTriggers.TableColumn<Int>("id")
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let code = SQLiteTriggers.TableColumn<String>("code", primaryKey: true)
+                    static let title = SQLiteTriggers.TableColumn<String>("display_title")
+                    static let id = SQLiteTriggers.TableColumn<Int>("id")
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.code, TableColumns.title, TableColumns.id]
             }
             """
         }
@@ -126,11 +138,15 @@ import Testing
 
             extension Reminder: SQLiteTriggers.TableDescription {
                 static let tableName = "reminders"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    let status = SQLiteTriggers.TableColumn<Int>("status")
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                    static let status = SQLiteTriggers.TableColumn<Int>("status")
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.status]
             }
             """
         }
@@ -151,10 +167,14 @@ import Testing
 
             extension Item: SQLiteTriggers.TableDescription {
                 public static let tableName = "items"
-                public struct Columns: Sendable {
-                    public let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                public static var databaseTableName: String {
+                  tableName
                 }
-                public static let columns = Columns()
+                public enum TableColumns {
+                    public static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                }
+                public typealias Columns = TableColumns
+                public static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
             }
             """
         }
@@ -184,35 +204,185 @@ import Testing
 
             extension Category: SQLiteTriggers.TableDescription {
                 static let tableName = "categories"
-                struct Columns: Sendable {
-                    let `select` = SQLiteTriggers.TableColumn<Int>("select")
-                    let `where` = SQLiteTriggers.TableColumn<String>("where")
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let `select` = SQLiteTriggers.TableColumn<Int>("select")
+                    static let `where` = SQLiteTriggers.TableColumn<String>("where")
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.`select`, TableColumns.`where`]
             }
 
             extension Box: SQLiteTriggers.TableDescription {
                 static let tableName = "boxes"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
             }
 
             extension Key: SQLiteTriggers.TableDescription {
                 static let tableName = "keys"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
             }
 
             extension Watch: SQLiteTriggers.TableDescription {
                 static let tableName = "watches"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+            }
+            """
+        }
+    }
+
+    /// A GRDB record's own `Columns` stays; the typed columns sit beside it.
+    @Test func aGRDBStyleColumnsEnumIsKept() {
+        assertMacro(macros) {
+            """
+            @Table struct Player {
+              var id: Int64
+              var name: String
+              enum Columns {
+                static let id = Column("id")
+                static let name = Column("name")
+              }
+            }
+            """
+        } expansion: {
+            """
+            struct Player {
+              var id: Int64
+              var name: String
+              enum Columns {
+                static let id = Column("id")
+                static let name = Column("name")
+              }
+            }
+
+            extension Player: SQLiteTriggers.TableDescription {
+                static let tableName = "players"
+                static var databaseTableName: String {
+                  tableName
+                }
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<Int64>("id", primaryKey: true)
+                    static let name = SQLiteTriggers.TableColumn<String>("name")
+                }
+
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.name]
+            }
+            """
+        }
+    }
+
+    /// GRDB's databaseTableName, declared in the body, is the one name.
+    @Test func aDeclaredDatabaseTableNameIsTheName() {
+        assertMacro(macros) {
+            """
+            @Table struct Player {
+              static let databaseTableName = "player"
+              var id: Int64
+            }
+            """
+        } expansion: {
+            """
+            struct Player {
+              static let databaseTableName = "player"
+              var id: Int64
+            }
+
+            extension Player: SQLiteTriggers.TableDescription {
+                static let tableName = "player"
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<Int64>("id", primaryKey: true)
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+            }
+            """
+        }
+    }
+
+    @Test func aComputedDatabaseTableNameIsReadAtRunTime() {
+        assertMacro(macros) {
+            """
+            @Table struct Player {
+              static var databaseTableName: String { prefix + "player" }
+              var id: Int64
+            }
+            """
+        } expansion: {
+            """
+            struct Player {
+              static var databaseTableName: String { prefix + "player" }
+              var id: Int64
+            }
+
+            extension Player: SQLiteTriggers.TableDescription {
+                static var tableName: String {
+                  databaseTableName
+                }
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<Int64>("id", primaryKey: true)
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+            }
+            """
+        }
+    }
+
+    @Test func twoDifferentTableNamesAreRefused() {
+        assertMacro(macros) {
+            """
+            @Table("players") struct Player {
+              static let databaseTableName = "player"
+              var id: Int64
+            }
+            """
+        } diagnostics: {
+            """
+            @Table("players") struct Player {
+              static let databaseTableName = "player"
+                         ┬───────────────────────────
+                         ╰─ 🛑 @Table("players") contradicts databaseTableName "player": a record and its triggers must name one table; keep one of them
+              var id: Int64
+            }
+            """
+        }
+        assertMacro(macros) {
+            """
+            @Table("players") struct Player {
+              static var databaseTableName: String { "pl" + "ayer" }
+              var id: Int64
+            }
+            """
+        } diagnostics: {
+            """
+            @Table("players") struct Player {
+              static var databaseTableName: String { "pl" + "ayer" }
+                         ┬──────────────────────────────────────────
+                         ╰─ 🛑 @Table("players") and a databaseTableName would name the table twice; keep one of them
+              var id: Int64
             }
             """
         }
@@ -248,10 +418,14 @@ import Testing
 
             extension Reminder: SQLiteTriggers.TableDescription {
                 static let tableName = "reminders"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
             }
             """
         }
@@ -348,11 +522,15 @@ import Testing
 
             extension Reminder: SQLiteTriggers.TableDescription {
                 static let tableName = "reminders"
-                struct Columns: Sendable {
-                    let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    let title = SQLiteTriggers.TableColumn<String>("title")
+                static var databaseTableName: String {
+                  tableName
                 }
-                static let columns = Columns()
+                enum TableColumns {
+                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.TableColumn<String>("title")
+                }
+                typealias Columns = TableColumns
+                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.title]
             }
             """
         }
