@@ -73,9 +73,11 @@ public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: U
 @discardableResult
 public func migratePrimaryKeys(_ db: Database, tables: [any TableDescription.Type], uuidFunction: UUIDFunction = .uuid,
                                extraReferences: [ExtraReference] = [], dropUniqueConstraints: [any TableDescription.Type] = [],
-                               addedKeyName: String = "id") throws -> PrimaryKeyMigrationReport {
+                               addedKeyName: String = "id", dryRun: Bool = false,
+                               progress: @escaping (String) -> Void = { _ in }) throws -> PrimaryKeyMigrationReport {
     try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction, extraReferences: extraReferences,
-                           dropUniqueConstraints: dropUniqueConstraints.map { $0.tableName }, addedKeyName: addedKeyName)
+                           dropUniqueConstraints: dropUniqueConstraints.map { $0.tableName }, addedKeyName: addedKeyName,
+                           dryRun: dryRun, progress: progress)
 }
 
 /// A column holding ids of a migrated table without a foreign key: the

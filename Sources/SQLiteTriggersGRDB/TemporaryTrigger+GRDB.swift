@@ -14,7 +14,15 @@ extension TemporaryTrigger {
     /// Here the statements that fire it are compiled at once, never run: a
     /// mismatch removes the trigger again and throws, naming the rule, the
     /// table and SQLite's reason (such as `no such column: new.archivedAt`).
+    ///
+    /// A read-only connection (a `DatabasePool` reader) is refused: it never
+    /// writes, so its triggers would never fire.
     public func execute(_ db: Database) throws {
+        if db.configuration.readonly {
+            throw DatabaseError(resultCode: .SQLITE_READONLY, message:
+                "rule \"\(name)\": this connection is read-only (a DatabasePool reader) and never writes, "
+                + "so its triggers would never fire: install rules on the writer")
+        }
         try db.execute(sql: sql)
         let table = SQLQuoting.identifier(tableName)
         var probes: [String] = []

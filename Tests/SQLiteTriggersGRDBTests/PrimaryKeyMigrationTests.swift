@@ -169,6 +169,19 @@ func relations(_ db: Database) throws -> [String] {
         #expect(versions == [8])
     }
 
+    @Test func theDescriptionOverloadTakesDryRunAndProgress() throws {
+        let dbQueue = try makeQueue()
+        let before = try dbQueue.read(dump)
+        let steps = Locked<[String]>([])
+        let report = try dbQueue.writeWithoutTransaction { db in
+            try migratePrimaryKeys(db, tables: [Model.RemindersList.self, Model.Reminder.self, Model.Tag.self, Model.ReminderTag.self],
+                                   dryRun: true, progress: { step in steps.mutate { $0.append(step) } })
+        }
+        #expect(try dbQueue.read(dump) == before, "a dry run changes nothing")
+        #expect(report.statements.contains { $0.contains("CREATE TABLE") })
+        #expect(!steps.value.isEmpty)
+    }
+
     @Test func enforcedForeignKeysInsideATransactionAreRefused() throws {
         let dbQueue = try makeQueue()
         let before = try dbQueue.read(dump)

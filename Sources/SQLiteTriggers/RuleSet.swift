@@ -1,0 +1,50 @@
+/// An app's rules, declared once. SQLiteTriggersGRDB installs them on a
+/// writer and keeps them installed when a migration drops their tables.
+///
+/// ```swift
+/// let rules = RuleSet {
+///     Reminder.afterInsertTouch(\.createdAt)
+///     Reminder.afterUpdateTouch(\.updatedAt)
+///     ReminderTag.createTemporaryTrigger(before: .insert { new in
+///         .raise(.abort, "Reminders can have a maximum of 5 tags.",
+///                when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
+///     })
+/// }
+/// ```
+public struct RuleSet: Sendable {
+    /// The triggers, in installation order.
+    public let rules: [TemporaryTrigger]
+
+    /// The rules of an array.
+    ///
+    /// ```swift
+    /// let rules = RuleSet([Reminder.afterUpdateTouch(\.updatedAt)])
+    /// ```
+    public init(_ rules: [TemporaryTrigger]) {
+        self.rules = rules
+    }
+
+    /// The rules listed in the closure, one per line; `if` and `for` work.
+    ///
+    /// ```swift
+    /// let rules = RuleSet {
+    ///     Reminder.afterUpdateTouch(\.updatedAt)
+    ///     if stampsCreation { Reminder.afterInsertTouch(\.createdAt) }
+    /// }
+    /// ```
+    public init(@RuleSetBuilder _ rules: () -> [TemporaryTrigger]) {
+        self.rules = rules()
+    }
+}
+
+/// Collects the triggers of a ``RuleSet``.
+@resultBuilder
+public enum RuleSetBuilder {
+    public static func buildExpression(_ rule: TemporaryTrigger) -> [TemporaryTrigger] { [rule] }
+    public static func buildExpression(_ rules: [TemporaryTrigger]) -> [TemporaryTrigger] { rules }
+    public static func buildBlock(_ parts: [TemporaryTrigger]...) -> [TemporaryTrigger] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [TemporaryTrigger]?) -> [TemporaryTrigger] { part ?? [] }
+    public static func buildEither(first part: [TemporaryTrigger]) -> [TemporaryTrigger] { part }
+    public static func buildEither(second part: [TemporaryTrigger]) -> [TemporaryTrigger] { part }
+    public static func buildArray(_ parts: [[TemporaryTrigger]]) -> [TemporaryTrigger] { parts.flatMap { $0 } }
+}

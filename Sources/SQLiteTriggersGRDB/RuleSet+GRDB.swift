@@ -1,0 +1,137 @@
+import Foundation
+
+extension RuleSet {
+    /// Installs the rules on the writer's connection, after migrations, and
+    /// keeps them installed for the connection's lifetime.
+    ///
+    /// TEMP triggers vanish when a migration drops their table (as
+    /// `DatabaseMigrator` migrations that recreate a table do, and as
+    /// `migratePrimaryKeys` does). After every commit on the writer that
+    /// changed the schema, missing rules are installed again. A rule that no
+    /// longer fits the schema (its column is gone) cannot be: every write
+    /// it would have fired on then fails, with a message naming the rule and
+    /// SQLite's reason, and `onError` hears it too (default:
+    /// `CallbackObservation.defaultErrorHandler`). A later schema change
+    /// retries.
+    ///
+    /// Runs on the writer's queue; readers never get rules (TEMP triggers
+    /// are per connection, and only the writer writes). Installing before
+    /// the tables exist throws, naming the rule and the table.
+    ///
+    /// ```swift
+    /// try migrator.migrate(dbQueue)
+    /// try rules.install(in: dbQueue)
+    /// ```
+    public func install(in writer: some DatabaseWriter, onError: (@Sendable (any Error) -> Void)? = nil) throws {
+        try writer.writeWithoutTransaction { db in try install(db, onError: onError) }
+    }
+
+    /// Installs the rules on one connection and keeps them installed, as
+    /// ``install(in:onError:)`` does; `db` must be a writer's.
+    ///
+    /// ```swift
+    /// try dbQueue.writeWithoutTransaction { db in try rules.install(db) }
+    /// ```
+    public func install(_ db: Database, onError: (@Sendable (any Error) -> Void)? = nil) throws {
+        if db.configuration.readonly {
+            throw DatabaseError(resultCode: .SQLITE_READONLY, message:
+                "installing rules: this connection is read-only (a DatabasePool reader) and never writes, "
+                + "so its triggers would never fire: install rules on the writer")
+        }
+        for rule in rules {
+            if try !db.tableExists(rule.tableName) && !db.viewExists(rule.tableName) {
+                throw DatabaseError(resultCode: .SQLITE_ERROR, message:
+                    "rule \"\(rule.name)\" is on \"\(rule.tableName)\", which does not exist: "
+                    + "run the migrations first, then install the rules")
+            }
+        }
+        let keeper = RuleKeeper(rules: rules, onError: onError ?? CallbackObservation.defaultErrorHandler)
+        try db.inSavepoint {
+            try keeper.installMissing(db)
+            return .commit
+        }
+        keeper.schemaVersions = try keeper.readSchemaVersions(db)
+        db.add(transactionObserver: keeper, extent: .databaseLifetime)
+    }
+}
+
+/// Puts lost rules back after each commit that changed a schema.
+private final class RuleKeeper: TransactionObserver {
+    let rules: [TemporaryTrigger]
+    let onError: @Sendable (any Error) -> Void
+    var schemaVersions: [Int] = []
+    /// Triggers that refuse writes a rule that cannot be reinstalled would
+    /// have fired on, by rule name.
+    var blockers: [String: [String]] = [:]
+    private var isReinstalling = false
+
+    init(rules: [TemporaryTrigger], onError: @escaping @Sendable (any Error) -> Void) {
+        self.rules = rules
+        self.onError = onError
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidRollback(_ db: Database) {}
+
+    func databaseDidCommit(_ db: Database) {
+        guard !isReinstalling else { return }
+        isReinstalling = true
+        defer { isReinstalling = false }
+        do {
+            let versions = try readSchemaVersions(db)
+            guard versions != schemaVersions else { return }
+            try reinstall(db)
+            schemaVersions = try readSchemaVersions(db)
+        } catch {
+            onError(error)
+        }
+    }
+
+    /// A drop of a table drops its TEMP triggers (the temp schema changes);
+    /// a table created again shows in the main schema.
+    func readSchemaVersions(_ db: Database) throws -> [Int] {
+        [try Int.fetchOne(db.cachedStatement(sql: "PRAGMA main.schema_version")) ?? 0,
+         try Int.fetchOne(db.cachedStatement(sql: "PRAGMA temp.schema_version")) ?? 0]
+    }
+
+    func missingRules(_ db: Database) throws -> [TemporaryTrigger] {
+        let installed = try Set(String.fetchAll(db, sql: "SELECT name FROM temp.sqlite_master WHERE type = 'trigger'"))
+        return rules.filter { rule in !rule.names.allSatisfy(installed.contains) }
+    }
+
+    func installMissing(_ db: Database) throws {
+        for rule in try missingRules(db) {
+            try rule.drop().execute(db)        // a companion may have survived
+            try rule.execute(db)
+        }
+    }
+
+    /// Each missing rule again; one that does not fit gets blockers.
+    func reinstall(_ db: Database) throws {
+        for rule in try missingRules(db) {
+            for blocker in blockers.removeValue(forKey: rule.name) ?? [] {
+                try db.execute(sql: "DROP TRIGGER IF EXISTS temp.\(SQLQuoting.identifier(blocker))")
+            }
+            do {
+                try rule.drop().execute(db)
+                try rule.execute(db)
+            } catch let error as DatabaseError {
+                let reason = "SQLiteTriggers: rule \"\(rule.name)\" on \"\(rule.tableName)\" was dropped by a schema change "
+                    + "and cannot be installed again: \(error.message ?? "\(error.resultCode)")"
+                onError(DatabaseError(resultCode: error.resultCode, message: reason))
+                let timing = try db.tableExists(rule.tableName) ? "BEFORE" : db.viewExists(rule.tableName) ? "INSTEAD OF" : nil
+                guard let timing else { continue }     // no table, no writes to refuse; its return retries
+                blockers[rule.name] = try rule.firedBy.sorted().map { statement in
+                    let name = "\(rule.name)_unfit_\(statement.lowercased())"
+                    try db.execute(sql: """
+                        CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))
+                        \(timing) \(statement) ON \(SQLQuoting.identifier(rule.tableName))
+                        BEGIN SELECT RAISE(ABORT, \(SQLQuoting.string(reason))); END
+                        """)
+                    return name
+                }
+            }
+        }
+    }
+}
