@@ -76,6 +76,7 @@ static Connection *connectionCreate(sqlite3 *db){
 
 static void connectionFree(Connection *p){
   sqlitetriggers_callback_state_free(p->pCallbacks);
+  if( p->xClockDestroy ) p->xClockDestroy(p->pClockArg);
   memset(p, 0, sizeof(*p));   /* the seeded key, among others */
   sqlite3_free(p);
 }
@@ -134,18 +135,32 @@ int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, in
 
 /* "Now" as Julian-day milliseconds: pinned, or the connection's VFS clock,
 ** the source SQLite's own 'now' reads. */
-sqlite3_int64 sqlitetriggers_connection_now_jd(Connection *p){
+/* "Now" as iJD: pinned, the host's clock, or the VFS clock.  SQLITE_OK,
+** or an error from the host's clock (or SQLITE_RANGE for its instant). */
+int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD){
   sqlite3_vfs *pVfs = p->pVfs;
-  sqlite3_int64 iJD = 0;
-  if( p->isClockPinned ) return p->pinnedJD;
+  if( p->isClockPinned ){
+    *piJD = p->pinnedJD;
+    return SQLITE_OK;
+  }
+  if( p->xClock ){
+    sqlite3_int64 unixMs = 0;
+    int rc = p->xClock(p->pClockArg, &unixMs);
+    if( rc!=SQLITE_OK ) return rc;
+    if( unixMs < -UNIX_EPOCH_JD_MS || unixMs > MAX_JD_MS - UNIX_EPOCH_JD_MS ){
+      return SQLITE_RANGE;
+    }
+    *piJD = unixMs + UNIX_EPOCH_JD_MS;
+    return SQLITE_OK;
+  }
   if( pVfs->iVersion>=2 && pVfs->xCurrentTimeInt64 ){
-    pVfs->xCurrentTimeInt64(pVfs, &iJD);
+    pVfs->xCurrentTimeInt64(pVfs, piJD);
   }else{
     double r = 0.0;
     pVfs->xCurrentTime(pVfs, &r);
-    iJD = (sqlite3_int64)(r*86400000.0 + 0.5);
+    *piJD = (sqlite3_int64)(r*86400000.0 + 0.5);
   }
-  return iJD;
+  return SQLITE_OK;
 }
 
 static void pinClockFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
@@ -254,6 +269,21 @@ int sqlitetriggers_unpin_clock(sqlite3 *db){
   Connection *p = sqlitetriggers_connection_find(db);
   if( p==0 ) return SQLITE_MISUSE;
   p->isClockPinned = 0;
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_set_clock(sqlite3 *db, sqlitetriggers_clock xNow,
+                             void *pArg, void (*xDestroy)(void*)){
+  Connection *p = sqlitetriggers_connection_find(db);
+  if( p==0 ){
+    if( xDestroy ) xDestroy(pArg);
+    return SQLITE_MISUSE;
+  }
+  if( p->xClockDestroy ) p->xClockDestroy(p->pClockArg);
+  p->xClock = xNow;
+  p->pClockArg = xNow ? pArg : 0;
+  p->xClockDestroy = xNow ? xDestroy : 0;
+  if( xNow==0 && xDestroy ) xDestroy(pArg);
   return SQLITE_OK;
 }
 

@@ -77,6 +77,9 @@ struct Connection {
   int nHold;                  /* deliveries running; see connection_hold */
   sqlite3_vfs *pVfs;          /* source of "now", as for SQLite's 'now' */
   int isClockPinned;
+  int (*xClock)(void*, sqlite3_int64*);  /* the host's clock, or NULL */
+  void *pClockArg;
+  void (*xClockDestroy)(void*);
   sqlite3_int64 pinnedJD;     /* iJD while the clock is pinned */
   int isSeeded;
   RandomPool random;          /* kernel-keyed, or seeded by the control */
@@ -93,7 +96,7 @@ int sqlitetriggers_connection_unhold(Connection *p);
 int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, int nArg,
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
-sqlite3_int64 sqlitetriggers_connection_now_jd(Connection *p);
+int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD);
 
 /* time.c */
 int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut);

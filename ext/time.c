@@ -4,9 +4,12 @@
 **
 **   datetime_subsec()
 **       The current UTC time as 'YYYY-MM-DD HH:MM:SS.SSS', read from the
-**       connection's VFS clock (the source of SQLite's own 'now'), or the
-**       pinned time (see sqlitetriggers_pin_clock).  Each call reads the
-**       clock afresh.
+**       pinned time (see sqlitetriggers_pin_clock), else the host's clock
+**       (sqlitetriggers_set_clock: GRDB's transaction date, for one), else
+**       the connection's VFS clock (the source of SQLite's own 'now').
+**       Each call reads the clock afresh.  A host clock that fails, or
+**       answers outside datetime()'s range, is an error naming the
+**       function: "datetime_subsec: the connection's clock failed (...)".
 **
 **   datetime_subsec(TIME-VALUE, MODIFIER, ...)
 **       Exactly what SQLite 3.42+ returns for
@@ -184,6 +187,25 @@ static int helperStatement(int nArg, sqlite3_stmt **ppStmt){
 }
 
 /*
+** 0 when the clock answered (rc SQLITE_OK), else 1 after setting an error
+** on ctx that names the function.
+*/
+static int clockFailed(sqlite3_context *ctx, const char *zFunc, int rc){
+  char *zMsg;
+  if( rc==SQLITE_OK ) return 0;
+  zMsg = sqlite3_mprintf("%s: the connection's clock failed (%s)", zFunc,
+                         rc==SQLITE_RANGE ? "an instant outside the range of "
+                         "datetime()" : sqlite3_errstr(rc));
+  if( zMsg ){
+    sqlite3_result_error(ctx, zMsg, -1);
+    sqlite3_free(zMsg);
+  }else{
+    sqlite3_result_error_nomem(ctx);
+  }
+  return 1;
+}
+
+/*
 ** The instant named by the arguments of a datetime()-style call, as iJD.
 ** Returns JD_OK with *piJD set; JD_NULL where datetime() gives NULL (not
 ** a time, or outside -4713-11-24 12:00 .. 9999-12-31 23:59:59.999); or
@@ -194,8 +216,15 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
   sqlite3_stmt *pStmt = 0;
   char zNow[32];
   int nKept = 0, i, rc, result = 0;
+  int isNowFirst = argc==0 || isNow(argv[0]) || isIgnoredModifier(argv[0]);
+  sqlite3_int64 iNow = 0;
+  /* Before the helper's mutex: the host's clock may run any code. */
+  if( isNowFirst
+   && clockFailed(ctx, zFunc, sqlitetriggers_connection_now_jd(p, &iNow)) ){
+    return JD_ERROR;
+  }
   if( argc==0 ){
-    *piJD = sqlitetriggers_connection_now_jd(p);
+    *piJD = iNow;
     return JD_OK;
   }
   for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
@@ -204,8 +233,8 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
   if( rc==SQLITE_OK ){
     int iParam = 1;
     /* datetime('subsec') on 3.42+ means 'now', with milliseconds. */
-    if( isNow(argv[0]) || isIgnoredModifier(argv[0]) ){
-      sqlitetriggers_format_jd(sqlitetriggers_connection_now_jd(p), zNow);
+    if( isNowFirst ){
+      sqlitetriggers_format_jd(iNow, zNow);
       rc = sqlite3_bind_text(pStmt, iParam++, zNow, -1, SQLITE_TRANSIENT);
     }else{
       rc = bindTimeArgument(pStmt, iParam++, argv[0]);

@@ -166,12 +166,20 @@ static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   unsigned char aBlob[16], aRandom[10];
   uint64_t unixMs, tick;
   uint16_t randomStart;
-  int i;
+  sqlite3_int64 iJD = 0;
+  int i, rc;
   (void)argc; (void)argv;
   randomPoolBytes(&p->random, aRandom, 10);
   memcpy(aBlob+8, aRandom, 8);
   randomStart = (uint16_t)(aRandom[8]<<8 | aRandom[9]);
-  unixMs = (uint64_t)(sqlitetriggers_connection_now_jd(p) - UNIX_EPOCH_JD_MS);
+  rc = sqlitetriggers_connection_now_jd(p, &iJD);
+  if( rc!=SQLITE_OK ){
+    sqlite3_result_error(ctx, rc==SQLITE_RANGE
+        ? "uuidv7: the connection's clock failed (an instant outside the range of datetime())"
+        : "uuidv7: the connection's clock failed", -1);
+    return;
+  }
+  unixMs = (uint64_t)(iJD - UNIX_EPOCH_JD_MS);
   if( unixMs >= (uint64_t)1<<48 ) unixMs = 0;     /* before 1970 */
   if( p->isClockPinned || p->isSeeded ){
     tick = p->lastLocalV7Tick = nextTick(p->lastLocalV7Tick, unixMs,

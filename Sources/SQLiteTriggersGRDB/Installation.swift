@@ -2,6 +2,18 @@
 @_exported import SQLiteTriggers
 import Foundation
 
+/// Where "now" comes from for `datetime_subsec()`, `unixepoch_subsec()`
+/// and `uuidv7()` (so for `.now` in trigger builders and the touch rules).
+public enum TriggerClock: Sendable {
+    /// GRDB's `db.transactionDate`: one instant for a whole transaction,
+    /// the same one GRDB records stamp themselves with, and controlled in
+    /// tests by `Configuration.transactionClock`. Outside a transaction,
+    /// each call reads GRDB's clock anew.
+    case transactionDate
+    /// The VFS clock, SQLite's own 'now': each call reads it anew.
+    case system
+}
+
 extension Database {
     /// Registers the SQLiteTriggers SQL functions on this connection.
     ///
@@ -13,8 +25,19 @@ extension Database {
     /// config.prepareDatabase { db in try db.installSQLiteTriggers() }
     /// let dbQueue = try DatabaseQueue(path: path, configuration: config)
     /// ```
-    public func installSQLiteTriggers() throws {
-        try withSQLiteConnection { try RawConnection.install(on: $0) }
+    ///
+    /// "Now" in triggers is GRDB's `transactionDate` unless `clock` says
+    /// `.system`; `pinClock(to:)` overrides either.
+    public func installSQLiteTriggers(clock: TriggerClock = .transactionDate) throws {
+        try withSQLiteConnection { handle in
+            try RawConnection.install(on: handle)
+            if case .transactionDate = clock {
+                try RawConnection.setClock(on: handle) { [weak self] in
+                    guard let self else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database connection is closed") }
+                    return try self.transactionDate
+                }
+            }
+        }
         // After-commit observers run when GRDB reports the commit, once the
         // statement has finished and the connection is usable again.
         // Read-only connections have no commits, and GRDB ignores this there.

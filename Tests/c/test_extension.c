@@ -218,6 +218,72 @@ static void testControlsFromC(void){
 /* RFC 8439 appendix A.1, test vectors 1 and 2: key 0, nonce 0, blocks 0
 ** and 1.  Our layout interleaves words: word w of block b sits at byte
 ** 16*w + 4*b. */
+/* ---- the host's clock --------------------------------------------------- */
+
+typedef struct HostClock { sqlite3_int64 unixMs; int rc; int nCalls; int nDestroyed; } HostClock;
+
+static int hostClockNow(void *pArg, sqlite3_int64 *pUnixMs){
+  HostClock *p = (HostClock*)pArg;
+  p->nCalls++;
+  *pUnixMs = p->unixMs;
+  return p->rc;
+}
+
+static void hostClockDestroy(void *pArg){ ((HostClock*)pArg)->nDestroyed++; }
+
+static void testHostClock(void){
+  sqlite3 *db = openRegistered(0), *plain = 0;
+  HostClock first = {1704164645678LL, SQLITE_OK, 0, 0}, second = {0, SQLITE_OK, 0, 0};
+  char zTime[128];
+  const char *zMsg;
+  expect(sqlitetriggers_set_clock(db, hostClockNow, &first, hostClockDestroy)==SQLITE_OK,
+         "sqlitetriggers_set_clock() succeeds on a registered connection");
+  /* Seeded, uuidv7() orders per connection, not after the process's
+  ** newest timestamp (the year 2100 of the test above). */
+  sqlitetriggers_seed_random(db, 7);
+  queryText(db, "SELECT datetime_subsec() || ' ' || unixepoch_subsec() || ' ' "
+                "|| uuidv7_datetime(uuidv7()) || ' ' || datetime_subsec('now', '+1 day')", zTime);
+  expect(strcmp(zTime, "2024-01-02 03:04:05.678 1704164645.678 2024-01-02 03:04:05.678 "
+                       "2024-01-03 03:04:05.678")==0,
+         "the host's clock is \"now\" for datetime_subsec(), unixepoch_subsec() and uuidv7()");
+  sqlitetriggers_pin_clock(db, 0);
+  queryText(db, "SELECT datetime_subsec()", zTime);
+  expect(strcmp(zTime, "1970-01-01 00:00:00.000")==0, "a pinned clock wins over the host's");
+  sqlitetriggers_unpin_clock(db);
+
+  first.rc = SQLITE_IOERR;
+  expect(exec(db, "SELECT datetime_subsec()")==SQLITE_ERROR, "a failing host clock fails the call");
+  zMsg = sqlite3_errmsg(db);
+  expect(strcmp(zMsg, "datetime_subsec: the connection's clock failed (disk I/O error)")==0,
+         "the error names the function and the clock");
+  expect(exec(db, "SELECT uuidv7()")==SQLITE_ERROR
+         && strcmp(sqlite3_errmsg(db), "uuidv7: the connection's clock failed")==0,
+         "uuidv7() fails with the clock, naming itself");
+  first.rc = SQLITE_OK;
+  first.unixMs = INT64_MAX;
+  expect(exec(db, "SELECT unixepoch_subsec()")==SQLITE_ERROR
+         && strstr(sqlite3_errmsg(db), "outside the range of datetime()")!=0,
+         "an instant out of range is an error, without overflow");
+
+  expect(sqlitetriggers_set_clock(db, hostClockNow, &second, hostClockDestroy)==SQLITE_OK
+         && first.nDestroyed==1, "replacing the clock destroys the old one's argument");
+  expect(sqlitetriggers_set_clock(db, 0, 0, 0)==SQLITE_OK && second.nDestroyed==1,
+         "clearing it destroys it too");
+  queryText(db, "SELECT datetime_subsec() > '2020'", zTime);
+  expect(strcmp(zTime, "1")==0, "cleared, \"now\" is the VFS clock again");
+  second.nDestroyed = 0;
+  sqlitetriggers_set_clock(db, hostClockNow, &second, hostClockDestroy);
+  sqlite3_close(db);
+  expect(second.nDestroyed==1, "closing the connection destroys the clock's argument");
+
+  sqlite3_open(":memory:", &plain);
+  first.nDestroyed = 0;
+  expect(sqlitetriggers_set_clock(plain, hostClockNow, &first, hostClockDestroy)==SQLITE_MISUSE
+         && first.nDestroyed==1,
+         "an unregistered connection is refused, and the argument still destroyed");
+  sqlite3_close(plain);
+}
+
 static const char *rfc8439Block[2] = {
   "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
   "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586",
@@ -328,4 +394,5 @@ void runExtensionTests(void){
   testForkNeverRepeatsTheParentStream();
   testVfsClockSteppingBackwards();
   testControlsFromC();
+  testHostClock();
 }

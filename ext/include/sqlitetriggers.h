@@ -67,6 +67,27 @@ SQLITETRIGGERS_API int sqlitetriggers_seed_random(sqlite3 *db,
 SQLITETRIGGERS_API int sqlitetriggers_unseed_random(sqlite3 *db);
 
 /*
+** Replaces the source of "now" on db for datetime_subsec(),
+** unixepoch_subsec() and the timestamps of uuidv7(): by default the VFS
+** clock, as SQLite's own 'now'.  The host's clock (GRDB's transaction date,
+** for one) makes the triggers' "now" the app's.  A pinned clock still wins.
+**
+** xNow stores the instant in *pUnixMillis (milliseconds since 1970-01-01
+** 00:00:00 UTC) and returns SQLITE_OK, or returns an error code; then the
+** SQL function fails with "<function>: the connection's clock failed".
+** An instant outside the range datetime() covers (-4713-11-24 12:00:00 to
+** 9999-12-31 23:59:59.999) fails the same way.  xNow NULL
+** returns to the VFS clock.  xDestroy(pArg), when not NULL, runs once the
+** clock is replaced or the connection closes (also when this call fails).
+** Returns SQLITE_MISUSE when db has not been registered.
+*/
+typedef int (*sqlitetriggers_clock)(void *pArg, sqlite3_int64 *pUnixMillis);
+SQLITETRIGGERS_API int sqlitetriggers_set_clock(sqlite3 *db,
+                                                sqlitetriggers_clock xNow,
+                                                void *pArg,
+                                                void (*xDestroy)(void*));
+
+/*
 ** swift_callback() observers (see ext/callback.c for the delivery rules).
 **
 ** An event is read through the accessors below, which are strict about
