@@ -131,7 +131,7 @@ extension RawConnection {
     /// connection. SQLiteTriggersGRDB calls it for you after each commit.
     ///
     /// ```swift
-    /// sqlite3_exec(handle, "UPDATE reminders SET isCompleted = 1", nil, nil, nil)
+    /// sqlite3_exec(handle, "UPDATE reminders SET isCompleted = 1", nil, nil, nil)   // import your SQLite module
     /// try RawConnection.deliverCallbacks(on: handle)
     /// ```
     public static func deliverCallbacks(on connection: OpaquePointer) throws(SQLiteTriggersError) {

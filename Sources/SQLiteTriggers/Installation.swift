@@ -5,8 +5,11 @@ internal import SQLiteTriggersCSQLite
 /// code and message.
 ///
 /// ```swift
-/// do { try RawConnection.install(on: handle) }
-/// catch let error as SQLiteTriggersError { print(error.resultCode, error.message) }
+/// do {
+///     try RawConnection.install(on: handle)
+/// } catch {
+///     print(error.resultCode, error.message)       // a typed throw: error is SQLiteTriggersError
+/// }
 /// ```
 public struct SQLiteTriggersError: Error, Equatable, CustomStringConvertible {
     /// The SQLite result code, such as `SQLITE_MISUSE` (21).

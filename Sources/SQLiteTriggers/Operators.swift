@@ -66,7 +66,7 @@ extension TypedSQL where Value: SQLLiteral {
     /// `IN (v1, v2, ...)`.
     ///
     /// ```swift
-    /// new.priority.in([1, 2])
+    /// let urgent: TypedSQL<Bool> = new.priority.in([1, 2])
     /// ```
     public func `in`(_ values: [Value]) -> TypedSQL<Bool> {
         TypedSQL<Bool>(raw: "\(operand) IN (\(values.map(\.sqlLiteral).joined(separator: ", ")))", isCompound: true)
@@ -77,7 +77,7 @@ extension TypedSQL where Value: SQLStringLiteralValue {
     /// `LIKE pattern`.
     ///
     /// ```swift
-    /// new.title.like("%milk%")
+    /// let aboutMilk: TypedSQL<Bool> = new.title.like("%milk%")
     /// ```
     public func like(_ pattern: TypedSQL<String>) -> TypedSQL<Bool> { binary("LIKE", pattern) }
 }
@@ -85,7 +85,7 @@ extension TypedSQL where Value: SQLStringLiteralValue {
 /// `coalesce(value, fallback)`: the first that is not NULL.
 ///
 /// ```swift
-/// coalesce(new.priority, 0)
+/// let priority: TypedSQL<Int> = coalesce(new.priority, 0)
 /// ```
 public func coalesce<V>(_ value: TypedSQL<V?>, _ fallback: TypedSQL<V>) -> TypedSQL<V> {
     TypedSQL(raw: "coalesce(\(value.sql), \(fallback.sql))")

@@ -38,7 +38,7 @@ extension TableDescription {
     /// `(SELECT count(*) FROM table WHERE ...)`.
     ///
     /// ```swift
-    /// ReminderTag.count { $0.reminderID == new.reminderID }
+    /// let tagCount: TypedSQL<Int> = ReminderTag.count { $0.reminderID == new.id }
     /// ```
     public static func count(where condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)? = nil) -> TypedSQL<Int> {
         TypedSQL(raw: "(SELECT count(*) FROM \(SQLQuoting.identifier(tableName))\(whereClause(condition)))")

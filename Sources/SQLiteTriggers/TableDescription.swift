@@ -3,6 +3,8 @@
 /// generates it; by hand it is a few lines:
 ///
 /// ```swift
+/// struct Reminder { var id: UUID; var title: String; var updatedAt: Date? }
+///
 /// extension Reminder: TableDescription {
 ///     static let tableName = "reminders"
 ///     enum TableColumns {
@@ -30,7 +32,7 @@ public protocol TableDescription {
 /// A column's SQL name, Swift value type, and whether it is the primary key.
 ///
 /// ```swift
-/// static let title = TableColumn<String>("title")
+/// let title = TableColumn<String>("title")       // in a TableColumns enum, `static let`
 /// ```
 public struct TableColumn<Value>: AnyTableColumn, Sendable {
     public let name: String
@@ -53,7 +55,9 @@ public protocol AnyTableColumn: Sendable {
 /// `"new"."title"`.
 ///
 /// ```swift
-/// Reminder.createTemporaryTrigger(after: .update { old, new in … }, when: { old, new in new.title != old.title })
+/// Reminder.createTemporaryTrigger(after: .update(when: { old, new in new.title != old.title }) { old, new in
+///     .callback("reminderRenamed", new.id, old.title, new.title)
+/// })
 /// ```
 @dynamicMemberLookup
 public struct TriggerRow<Table: TableDescription>: Sendable {

@@ -4,7 +4,7 @@ import Foundation
 /// INSERT triggers see `new`, DELETE triggers `old`, UPDATE triggers both.
 ///
 /// ```swift
-/// .insert(when: { new in new.title == "" }) { new in
+/// let event: TriggerEvent<Reminder> = .insert(when: { new in new.title == "" }) { new in
 ///     Reminder.update { $0.title = "New reminder" }.where { $0.rowid == new.rowid }
 /// }
 /// ```
@@ -25,7 +25,9 @@ public struct TriggerEvent<Table: TableDescription> {
     /// UPDATE, or `UPDATE OF` the given columns.
     ///
     /// ```swift
-    /// .update(of: \.status, when: { old, new in new.status == 1 }) { old, new in … }
+    /// let completed: TriggerEvent<Reminder> = .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
+    ///     .callback("reminderCompleted", new.id)
+    /// }
     /// ```
     public static func update(
         of columns: PartialKeyPath<Table.TableColumns.Type>...,

@@ -62,7 +62,7 @@ extension TableDescription {
     /// `INSERT INTO table (columns) SELECT values FROM source WHERE ...`.
     ///
     /// ```swift
-    /// Archive.insert(from: Reminder.self, where: { $0.status == 1 }) { row, source in row.title = source.title }
+    /// let archive = Archive.insert(from: Reminder.self, where: { $0.status == 1 }) { row, source in row.title = source.title }
     /// ```
     public static func insert<Source: TableDescription>(
         from source: Source.Type,
@@ -78,7 +78,7 @@ extension TableDescription {
     /// ``TableUpdate/find(_:)``.
     ///
     /// ```swift
-    /// Reminder.update { $0.isFlagged = true }.find(new.id)
+    /// let flag = Reminder.update { $0.isFlagged = true }.find(new.id)
     /// ```
     public static func update(_ assign: (inout ColumnAssignments<Self>) -> Void) -> TableUpdate<Self> {
         var assignments = ColumnAssignments<Self>()
@@ -89,7 +89,7 @@ extension TableDescription {
     /// `DELETE FROM table WHERE ...`.
     ///
     /// ```swift
-    /// ReminderTag.delete { $0.reminderID == old.id }
+    /// let untag: TriggerStatement = ReminderTag.delete { $0.reminderID == old.id }
     /// ```
     public static func delete(where condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)? = nil) -> TriggerStatement {
         TriggerStatement(unchecked: "DELETE FROM \(SQLQuoting.identifier(tableName))\(whereClause(condition))")
@@ -134,7 +134,8 @@ extension TriggerStatement: TriggerStatementConvertible {
     /// holds: the way a trigger refuses a change.
     ///
     /// ```swift
-    /// .raise(.abort, "Reminders can have a maximum of 5 tags.", when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
+    /// let refusal: TriggerStatement = .raise(.abort, "Reminders can have a maximum of 5 tags.",
+    ///                                        when: ReminderTag.count { $0.reminderID == new.id } >= 5)
     /// ```
     public static func raise(_ action: RaiseAction, _ message: String = "", when condition: TypedSQL<Bool>? = nil) -> TriggerStatement {
         let raise = action == .ignore ? "RAISE(IGNORE)" : "RAISE(\(action.rawValue), \(SQLQuoting.string(message)))"
@@ -145,7 +146,7 @@ extension TriggerStatement: TriggerStatementConvertible {
     /// observers (see ``CallbackDelivery``).
     ///
     /// ```swift
-    /// .callback("reminderCompleted", new.id, new.title)
+    /// let notify: TriggerStatement = .callback("reminderCompleted", new.id, new.title)
     /// ```
     public static func callback<each V>(_ name: String, _ arguments: repeat TypedSQL<each V>) -> TriggerStatement {
         var parts = [SQLQuoting.string(name)]

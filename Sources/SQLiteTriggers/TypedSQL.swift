@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let condition: TypedSQL<Bool> = new.status == 1 && old.status != 1
-/// condition.sql   // "new"."status" = 1 AND "old"."status" <> 1
+/// print(condition.sql)   // "new"."status" = 1 AND "old"."status" <> 1
 /// ```
 public struct TypedSQL<Value>: Sendable, CustomStringConvertible {
     /// The SQL text.

@@ -10,8 +10,8 @@ import Foundation
 /// deallocated, which stops observing.
 ///
 /// ```swift
-/// let completions = try dbQueue.write { db in
-///     try db.committedCallbacks("reminderCompleted", as: ReminderCompleted.self)
+/// let completions = try await dbQueue.write { db in
+///     try db.committedCallbacks(ReminderCompleted.self)
 /// }
 /// for await event in completions { print(event.title) }
 /// ```
@@ -76,7 +76,8 @@ extension Database {
     /// a `Decodable` payload.
     ///
     /// ```swift
-    /// let stream = try db.committedCallbacks("reminderCompleted", as: ReminderCompleted.self)
+    /// struct Completed: Decodable, Sendable { var id: UUID; var title: String }
+    /// let stream = try db.committedCallbacks("reminderCompleted", as: Completed.self)
     /// ```
     public func committedCallbacks<Payload: Decodable & Sendable>(
         _ name: String, as payload: Payload.Type, bufferingNewest limit: Int = 1000

@@ -14,7 +14,9 @@ public struct CallbackScheduling: Sendable {
     /// Asynchronously on `queue`, one event after another, in commit order.
     ///
     /// ```swift
-    /// scheduling: .async(onQueue: .global())
+    /// let observation = try dbQueue.observe(ReminderCompleted.self, scheduling: .async(onQueue: .global())) { event in
+    ///     print(event.title)
+    /// }
     /// ```
     public static func async(onQueue queue: DispatchQueue) -> CallbackScheduling {
         CallbackScheduling { action in queue.async(execute: action) }
@@ -24,7 +26,9 @@ public struct CallbackScheduling: Sendable {
     /// the writer runs anything else. Keep it short: the writer waits.
     ///
     /// ```swift
-    /// scheduling: .immediate
+    /// let observation = try dbQueue.observe(ReminderCompleted.self, scheduling: .immediate) { event in
+    ///     print(event.title)                         // the writer waits for this
+    /// }
     /// ```
     public static let immediate = CallbackScheduling { action in action() }
 }

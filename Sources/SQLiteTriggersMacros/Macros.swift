@@ -5,7 +5,7 @@
 /// ```swift
 /// @Table struct Reminder {
 ///     let id: UUID
-///     var title = ""          // error: needs a type annotation (fix-it: ': String')
+///     var title: String       // `var title = ""` is an error, with a fix-it adding `: String`
 ///     var updatedAt: Date?
 /// }
 /// @Table("remindersLists") struct RemindersList { let id: UUID; var title: String }

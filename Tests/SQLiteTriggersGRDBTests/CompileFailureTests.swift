@@ -35,32 +35,8 @@ import Testing
 
         """
 
-    /// Type-checks `body` after the prelude; returns the diagnostics, or nil
-    /// when it compiles.
     func typecheck(_ body: String, prelude: String = prelude, warningsAsErrors: Bool = false) throws -> String? {
-        let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let modules = buildDirectory.appendingPathComponent("Modules")
-        let cModuleMap = buildDirectory.appendingPathComponent("CSQLiteTriggers.build/module.modulemap")
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        guard FileManager.default.fileExists(atPath: modules.path) else {
-            Issue.record("no Modules folder next to the test binary at \(buildDirectory.path)")
-            return nil
-        }
-        let source = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString).swift")
-        try (prelude + body).write(to: source, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: source) }
-        // GRDB's C module, for sources that import SQLiteTriggersGRDB.
-        let grdbModuleMap = packageRoot.appendingPathComponent(".build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap")
-        let grdbFlags = FileManager.default.fileExists(atPath: grdbModuleMap.path)
-            ? ["-Xcc", "-fmodule-map-file=\(grdbModuleMap.path)"] : []
-        let (status, diagnostics) = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
-            "swiftc", "-typecheck", source.path, "-I", modules.path] + grdbFlags + [
-            "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/SQLiteTriggersCSQLite/module.modulemap",
-            "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
-            "-load-plugin-executable",
-            "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
-            + (warningsAsErrors ? ["-warnings-as-errors"] : []))
-        return status == 0 ? nil : diagnostics
+        try typecheckSource(prelude + body, warningsAsErrors: warningsAsErrors)
     }
 
     @Test func theControlCompiles() throws {

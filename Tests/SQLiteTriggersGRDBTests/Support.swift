@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteTriggersGRDB
+import Testing
 
 /// The two GRDB writers every delivery test runs on.
 enum WriterKind: String, CaseIterable, CustomStringConvertible, Sendable {
@@ -58,4 +59,35 @@ func runProcess(_ executable: URL, _ arguments: [String]) throws -> (status: Int
 func runMigrateCommand(_ arguments: [String]) throws -> (status: Int32, output: String) {
     try runProcess(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("sqlitetriggers-migrate"), arguments)
+}
+
+/// The package's root folder.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// Type-checks a Swift source against the modules this test run was built
+/// with (SQLiteTriggers, SQLiteTriggersGRDB, GRDB, the macros); returns the
+/// diagnostics, or nil when it compiles.
+func typecheckSource(_ source: String, warningsAsErrors: Bool = false) throws -> String? {
+    let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let modules = buildDirectory.appendingPathComponent("Modules")
+    let cModuleMap = buildDirectory.appendingPathComponent("CSQLiteTriggers.build/module.modulemap")
+    guard FileManager.default.fileExists(atPath: modules.path) else {
+        Issue.record("no Modules folder next to the test binary at \(buildDirectory.path)")
+        return nil
+    }
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString).swift")
+    try source.write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    // GRDB's C module, for sources that import SQLiteTriggersGRDB.
+    let grdbModuleMap = packageRoot.appendingPathComponent(".build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap")
+    let grdbFlags = FileManager.default.fileExists(atPath: grdbModuleMap.path)
+        ? ["-Xcc", "-fmodule-map-file=\(grdbModuleMap.path)"] : []
+    let (status, diagnostics) = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+        "swiftc", "-typecheck", file.path, "-I", modules.path] + grdbFlags + [
+        "-Xcc", "-fmodule-map-file=\(packageRoot.path)/Sources/SQLiteTriggersCSQLite/module.modulemap",
+        "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
+        "-load-plugin-executable",
+        "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
+        + (warningsAsErrors ? ["-warnings-as-errors"] : []))
+    return status == 0 ? nil : diagnostics
 }
