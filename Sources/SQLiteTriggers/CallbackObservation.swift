@@ -29,6 +29,11 @@ public final class CallbackObservation: Sendable {
     /// released at once.
     public func cancel() { box.cancel() }
 
+    /// Whether `cancel()` ran or the token was released.
+    ///
+    /// ```swift
+    /// if observation.isCancelled { print("no longer observing") }
+    /// ```
     public var isCancelled: Bool { box.handler == nil }
 
     deinit { box.cancel() }

@@ -38,6 +38,12 @@ public struct TableColumn<Value>: AnyTableColumn, Sendable {
     public let name: String
     public let isPrimaryKey: Bool
 
+    /// A column named `name` in SQL; `primaryKey` marks the key that
+    /// ``TableUpdate/find(_:)`` uses.
+    ///
+    /// ```swift
+    /// let id = TableColumn<UUID>("id", primaryKey: true)
+    /// ```
     public init(_ name: String, primaryKey: Bool = false) {
         self.name = name
         self.isPrimaryKey = primaryKey

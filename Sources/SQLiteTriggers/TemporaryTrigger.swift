@@ -14,6 +14,16 @@ public struct TriggerEvent<Table: TableDescription> {
     let when: String?
     let body: [TriggerStatement]
 
+    /// INSERT: the body sees the inserted row as `new`, with every column,
+    /// defaults applied (an INTEGER PRIMARY KEY already assigned in AFTER
+    /// triggers). `when`, also given `new`, limits the rows the body runs
+    /// for; the body is one or more statements, one per line.
+    ///
+    /// ```swift
+    /// let defaultTitle: TriggerEvent<Reminder> = .insert(when: { new in new.title == "" }) { new in
+    ///     Reminder.update { $0.title = "New reminder" }.find(new.id)
+    /// }
+    /// ```
     public static func insert(
         when condition: ((TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         @TriggerBodyBuilder _ body: (TriggerRow<Table>) -> [TriggerStatement]
@@ -46,6 +56,15 @@ public struct TriggerEvent<Table: TableDescription> {
                             when: condition?(old, new).sql, body: body(old, new))
     }
 
+    /// DELETE: the body sees the deleted row as `old`. `when`, also given
+    /// `old`, limits the rows the body runs for. In an AFTER trigger the row
+    /// is gone from the table: queries there no longer count it.
+    ///
+    /// ```swift
+    /// let keepOneList: TriggerEvent<RemindersList> = .delete(when: { _ in !RemindersList.exists() }) { _ in
+    ///     RemindersList.insert { $0.title = "Reminders" }
+    /// }
+    /// ```
     public static func delete(
         when condition: ((TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         @TriggerBodyBuilder _ body: (TriggerRow<Table>) -> [TriggerStatement]
@@ -105,27 +124,55 @@ public enum TriggerTiming: String, Sendable {
 }
 
 extension TableDescription {
-    /// A TEMP trigger on this table (or view, with `insteadOf:`).
-    ///
-    /// Without a name, the name is derived from the table, the timing, the
-    /// event and a hash of the whole definition: installing the same trigger
-    /// twice is a no-op (the statement says IF NOT EXISTS), and different
-    /// triggers never share a name.
+    /// A TEMP trigger that runs before each change `event` describes:
+    /// where a rule refuses a change (`.raise`) before it happens. See
+    /// ``createTemporaryTrigger(_:ifNotExists:after:)`` for naming and
+    /// installation.
     ///
     /// ```swift
-    /// RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
-    ///     RemindersList.insert { $0.title = "Reminders" }
+    /// let atMostFiveTags = ReminderTag.createTemporaryTrigger(before: .insert { new in
+    ///     .raise(.abort, "Reminders can have a maximum of 5 tags.",
+    ///            when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
     /// })
     /// ```
     public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, before event: TriggerEvent<Self>) -> TemporaryTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .before, event)
     }
 
+    /// A TEMP trigger that runs after each row change `event` describes:
+    /// where rules stamp, keep invariants and notify the app.
+    ///
+    /// It is a value: its `sql` is a `CREATE TEMP TRIGGER` statement, which
+    /// `execute(_:)` (SQLiteTriggersGRDB) installs on one connection, and a
+    /// ``RuleSet`` on a writer, kept across migrations. TEMP triggers live
+    /// with the connection and see the current schema, so install them
+    /// after migrations, on the writer only.
+    ///
+    /// Without a name, the name is derived from the table, the timing, the
+    /// event and a hash of the whole definition: installing the same trigger
+    /// twice is a no-op (the statement says IF NOT EXISTS), and different
+    /// triggers never share a name. A name you give is used as is, and
+    /// installing it twice fails unless `ifNotExists` is true.
+    ///
+    /// ```swift
+    /// let neverEmpty = RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+    ///     RemindersList.insert { $0.title = "Reminders" }
+    /// })
+    /// print(neverEmpty.sql)   // CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_delete_…" AFTER DELETE ON …
+    /// ```
     public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, after event: TriggerEvent<Self>) -> TemporaryTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .after, event)
     }
 
-    /// INSTEAD OF, for a view described as a table.
+    /// INSTEAD OF, for a view described as a table: the body does the
+    /// writing the view cannot.
+    ///
+    /// ```swift
+    /// @Table("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
+    /// let renameThroughView = ReminderTitle.createTemporaryTrigger(insteadOf: .update { _, new in
+    ///     Reminder.update { $0.title = new.title }.find(new.id)
+    /// })
+    /// ```
     public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, insteadOf event: TriggerEvent<Self>) -> TemporaryTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .insteadOf, event)
     }

@@ -111,7 +111,8 @@ import Testing
         db: Database, dbQueue: DatabaseQueue, dbPool: DatabasePool, handle: OpaquePointer, \
         config: inout Configuration, migrator: inout DatabaseMigrator, rules: RuleSet, path: String, \
         syncQueue: DispatchQueue, appClock: (now: Date, ()), stampsCreation: Bool, defaultTitle: String, \
-        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, id: UUID, list: PreludeRemindersList, \
+        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, \
+        id: UUID, list: PreludeRemindersList, \
         new: TriggerRow<PreludeReminder>, old: TriggerRow<PreludeReminder>, row: inout ColumnAssignments<PreludeReminder>
         """
 
