@@ -5,8 +5,8 @@ import Foundation
 extension RawConnection {
     /// Makes `now` the source of "now" on one connection for
     /// `datetime_subsec()`, `unixepoch_subsec()` and the timestamps of
-    /// `uuidv7()`, read on each call (truncated to the millisecond, as GRDB
-    /// stores dates); `nil` returns to
+    /// `uuidv7()`, read on each call (to the nearest millisecond); `nil`
+    /// returns to
     /// the VFS clock, the source of SQLite's own 'now'. A pinned clock
     /// (``pinClock(to:on:)``) still wins. When `now` throws or answers a
     /// date outside SQLite's range, the SQL function fails, naming itself:
@@ -35,9 +35,7 @@ private final class ClockBox {
 private let clockTrampoline: sqlitetriggers_clock = { argument, unixMillis in
     let box = Unmanaged<ClockBox>.fromOpaque(argument!).takeUnretainedValue()
     guard let date = try? box.now() else { return SQLITE_ERROR }
-    // Truncated, as GRDB's "yyyy-MM-dd HH:mm:ss.SSS" storage truncates: the
-    // same instant gives the same text through a trigger and through GRDB.
-    let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
+    let millis = (date.timeIntervalSince1970 * 1000).rounded()
     guard millis.isFinite, abs(millis) < 1e15 else { return SQLITE_RANGE }
     unixMillis?.pointee = Int64(millis)
     return SQLITE_OK

@@ -32,9 +32,10 @@ extension Database {
         try withSQLiteConnection { handle in
             try RawConnection.install(on: handle)
             if case .transactionDate = clock {
+                let stored = StoredTransactionDate()
                 try RawConnection.setClock(on: handle) { [weak self] in
                     guard let self else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database connection is closed") }
-                    return try self.transactionDate
+                    return try stored.asStored(self.transactionDate)
                 }
             }
         }
@@ -75,6 +76,22 @@ extension Database {
         } catch let error as SQLiteTriggersError {
             throw DatabaseError(resultCode: ResultCode(rawValue: error.resultCode), message: error.message)
         }
+    }
+}
+
+/// GRDB's transaction date as GRDB stores it: the instant of the text its
+/// date formatter writes (the formatter's own rounding to the millisecond),
+/// so that a trigger's stamp and a record's `db.transactionDate` are the
+/// same text. Remembered, since the date is the same for a whole transaction.
+private final class StoredTransactionDate {
+    private var last: (date: Date, stored: Date)?
+
+    func asStored(_ date: Date) -> Date {
+        if let last, last.date == date { return last.stored }
+        let text = String.fromDatabaseValue(date.databaseValue) ?? ""
+        let stored = StorageConventions.date(fromText: text) ?? date
+        last = (date, stored)
+        return stored
     }
 }
 

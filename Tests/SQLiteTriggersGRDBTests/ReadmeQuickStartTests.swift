@@ -5,10 +5,12 @@ import Testing
 @Suite struct ReadmeQuickStartTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Code lines only: no imports, comment-only lines, blank lines or indentation.
+    /// Code lines only: no imports, comment-only lines, blank lines or
+    /// indentation, and no `static` (the test nests declarations in an enum).
     static func codeLines(_ text: some StringProtocol) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.hasPrefix("static let ") ? String($0.dropFirst("static ".count)) : $0 }
             .filter { !$0.isEmpty && !$0.hasPrefix("//") && !$0.hasPrefix("import ") }
     }
 
@@ -24,38 +26,42 @@ import Testing
         let block = try Self.between("```swift\n", "```", in: String(section))
         let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeQuickStart.swift"), encoding: .utf8)
         let code = try Self.between("// BEGIN README declarations", "// END README declarations", in: source)
-            + "\n" + Self.between("// BEGIN README statements", "// END README statements", in: source)
+            + "\n" + Self.between("// BEGIN README statements\n", "// END README statements\n", in: source)
+            + "\n" + Self.between("// BEGIN README statements, continued", "// END README statements, continued", in: source)
         #expect(Self.codeLines(block) == Self.codeLines(code))
     }
 
-    @Test func theQuickStartRuns() throws {
-        // The quick start opens "app.db" where the program runs; its table
-        // exists first, as after the app's migrations.
-        let files = ["app.db", "app.db-journal"].map { FileManager.default.currentDirectoryPath + "/" + $0 }
-        defer { files.forEach { try? FileManager.default.removeItem(atPath: $0) } }
-        files.forEach { try? FileManager.default.removeItem(atPath: $0) }
-        try DatabaseQueue(path: files[0]).write { db in
-            try db.execute(sql: """
-                CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL DEFAULT (lower(hex(randomblob(16)))),
-                  title TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0, updatedAt TEXT);
-                INSERT INTO reminders(id, title) VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'Buy milk');
-                """)
-        }
-        let (dbQueue, observation) = try QuickStart.run()
-        defer { observation.cancel() }
-        let completed = Locked<[String]>([])
-        let spy = try dbQueue.write { db in
-            try db.observe(QuickStart.ReminderCompleted.self) { event in completed.mutate { $0.append(event.title) } }
-        }
-        defer { spy.cancel() }
-        try dbQueue.write { db in try db.execute(sql: "UPDATE reminders SET status = 1") }
-        #expect(completed.value == ["Buy milk"], "the typed event reaches observers after commit")
+    @MainActor @Test func theQuickStartRuns() async throws {
+        let path = FileManager.default.currentDirectoryPath + "/app.db"
+        removeDatabaseFiles(path)
+        defer { removeDatabaseFiles(path) }
+        var completed: [String] = []
+        let (dbQueue, observations) = try QuickStart.run { completed.append($0) }
+        defer { observations.forEach { $0.cancel() } }
+        for _ in 0..<500 where completed.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(completed == ["Buy milk"], "the typed event reaches main-actor observers after commit")
+        let milk = try #require(try await dbQueue.read { db in try QuickStart.Reminder.fetchOne(db) })
+        #expect(milk.status == 1)
+        #expect(milk.createdAt != nil, "stamped at insert, and kept by the record's update")
+        #expect(milk.updatedAt == milk.createdAt, "one clock: both in the same transaction")
+        #expect(try await dbQueue.read { db in try String.fetchOne(db, sql: "SELECT typeof(id) FROM reminders") } == "text")
         let error = try #require(throws: DatabaseError.self) {
             try dbQueue.write { db in try db.execute(sql: "UPDATE reminders SET title = ''") }
         }
         #expect(error.message == "A title cannot be empty.", "the RAISE rule refuses")
-        let stamped = try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT updatedAt FROM reminders") }
-        #expect(stamped.flatMap(StorageConventions.date(fromText:)) != nil, "the touch trigger stamped updatedAt")
+        // A later migration that recreates the table keeps the rules.
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("notes") { db in
+            try db.execute(sql: """
+                CREATE TABLE new_reminders(id TEXT PRIMARY KEY NOT NULL DEFAULT (uuid()), title TEXT NOT NULL,
+                  status INTEGER NOT NULL DEFAULT 0, createdAt TEXT, updatedAt TEXT, notes TEXT NOT NULL DEFAULT '');
+                INSERT INTO new_reminders(id, title, status, createdAt, updatedAt) SELECT id, title, status, createdAt, updatedAt FROM reminders;
+                DROP TABLE reminders;
+                ALTER TABLE new_reminders RENAME TO reminders;
+                """)
+        }
+        try migrator.migrate(dbQueue)
+        #expect(throws: DatabaseError.self) { try dbQueue.write { db in try db.execute(sql: "UPDATE reminders SET title = ''") } }
     }
 
     func readmeBlock(_ heading: String) throws -> Substring {

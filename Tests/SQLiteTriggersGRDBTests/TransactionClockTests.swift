@@ -34,8 +34,9 @@ import Testing
             #expect(first == second, "constant within the transaction")
             let stored = try String.fetchOne(db, sql: "SELECT createdAt FROM chores")
             #expect(stored == first)
-            #expect(stored == (try db.transactionDate).databaseValue.storage.value as? String,
-                    "the text GRDB writes for its transaction date")
+            let date = try db.transactionDate
+            let grdbText = date.databaseValue.storage.value as? String
+            #expect(stored == grdbText, "the text GRDB writes for its transaction date \(date.timeIntervalSince1970)")
         }
     }
 
