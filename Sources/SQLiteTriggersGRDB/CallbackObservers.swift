@@ -4,7 +4,10 @@ extension Database {
     /// Observes `swift_callback(name, ...)` with typed arguments.
     ///
     /// After commit (the default), `body` runs once per committed event, in
-    /// order, after GRDB reports the commit: it may read and write `db`.
+    /// order, on this connection's queue right after GRDB reports the
+    /// commit: it may read and write `db`. To run elsewhere (the main actor,
+    /// another queue), start from the writer: `dbQueue.observe(_:scheduling:…)`.
+    /// The observation lasts as long as the returned token.
     /// Arguments that do not decode, and errors `body` throws, go to
     /// `onError` (default: `CallbackObservation.defaultErrorHandler`).
     ///
@@ -32,6 +35,8 @@ extension Database {
 
     /// Observes `swift_callback(name, ...)` immediately, answering with the
     /// value `body` returns, which becomes the result of `swift_callback`.
+    /// `body` runs inside the statement, on this connection's queue; the
+    /// observation lasts as long as the returned token.
     ///
     /// ```swift
     /// let allowing = try db.observeCallback("isAllowed", delivery: .immediate) { (title: String) in !title.isEmpty }
@@ -48,7 +53,8 @@ extension Database {
     }
 
     /// Observes `swift_callback(name, ...)` with typed arguments and the
-    /// connection, to read or write the database from the observer.
+    /// connection, to read or write the database from the observer, on this
+    /// connection's queue. The observation lasts as long as the returned token.
     ///
     /// ```swift
     /// let observation = try db.observeCallback("reminderCompleted") { (db: Database, id: UUID) in
@@ -70,6 +76,8 @@ extension Database {
 
     /// Observes `swift_callback(name, ...)` decoded positionally into a
     /// `Decodable` payload: the first argument feeds the first property.
+    /// `body` runs on this connection's queue; the observation lasts as long
+    /// as the returned token.
     ///
     /// ```swift
     /// struct ReminderCompleted: Decodable { var id: UUID; var title: String }
@@ -90,6 +98,8 @@ extension Database {
 
     /// Observes every callback (`name` nil) or one name, untyped: the
     /// handler reads the arguments in place and may answer an immediate call.
+    /// It runs on this connection's queue; the observation lasts as long as
+    /// the returned token.
     ///
     /// ```swift
     /// let everything = try db.observeCallbacks(named: nil, delivery: .afterCommit) { arguments in
@@ -114,7 +124,9 @@ extension Database {
 
 extension Database {
     /// Observes a typed event (see `@CallbackEvent`): the observer receives
-    /// the decoded struct.
+    /// the decoded struct, on this connection's queue. The observation lasts
+    /// as long as the returned token; to observe on the main actor, start
+    /// from the writer: `dbQueue.observe(ReminderCompleted.self) { … }`.
     ///
     /// ```swift
     /// let observation = try db.observe(ReminderCompleted.self) { event in print(event.title) }

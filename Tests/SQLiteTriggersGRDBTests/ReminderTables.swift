@@ -1,8 +1,20 @@
 import Foundation
 import SQLiteTriggersGRDB
+import SQLiteTriggersMacros
 
 // The sync-ready Reminders schema of shared/SCENARIOS.md, described by hand
 // (the @Table macro generates the same descriptions).
+
+/// A GRDB record described by `@Table`, for the record, rule set and clock
+/// tests; `choresSchema` creates its table.
+@Table struct Chore: Codable, FetchableRecord, PersistableRecord, Equatable {
+    var id: Int64
+    var title: String
+    var createdAt: Date?
+    var updatedAt: Date?
+}
+
+let choresSchema = "CREATE TABLE chores(id INTEGER PRIMARY KEY, title TEXT NOT NULL, createdAt TEXT, updatedAt TEXT)"
 
 enum RemindersList: TableDescription {
     static let tableName = "remindersLists"

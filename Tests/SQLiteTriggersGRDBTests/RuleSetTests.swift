@@ -6,13 +6,6 @@ import Testing
 /// Rule sets: installed once on the writer, back after every migration
 /// that drops their tables, loud when they no longer fit.
 @Suite struct RuleSetTests {
-    @Table struct Chore: Codable, FetchableRecord, PersistableRecord {
-        var id: Int64
-        var title: String
-        var createdAt: Date?
-        var updatedAt: Date?
-    }
-
     static let rules = RuleSet {
         Chore.afterInsertTouch(\.createdAt)
         Chore.afterUpdateTouch(\.updatedAt)
@@ -24,7 +17,7 @@ import Testing
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("chores") { db in
-            try db.execute(sql: "CREATE TABLE chores(id INTEGER PRIMARY KEY, title TEXT NOT NULL, createdAt TEXT, updatedAt TEXT)")
+            try db.execute(sql: choresSchema)
         }
         return migrator
     }
@@ -74,7 +67,7 @@ import Testing
     @Test func thePrimaryKeyMigrationGetsTheRulesBack() throws {
         let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
         try dbQueue.write { db in
-            try db.execute(sql: "CREATE TABLE chores(id INTEGER PRIMARY KEY, title TEXT NOT NULL, createdAt TEXT, updatedAt TEXT)")
+            try db.execute(sql: choresSchema)
             try db.execute(sql: "INSERT INTO chores(title) VALUES ('Milk')")
         }
         try Self.rules.install(in: dbQueue)

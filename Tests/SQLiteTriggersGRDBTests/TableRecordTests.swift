@@ -6,13 +6,6 @@ import Testing
 /// `@Table` on GRDB records: one set of columns and one table name serve
 /// GRDB's query interface and the trigger builders.
 @Suite struct TableRecordTests {
-    @Table struct Chore: Codable, FetchableRecord, PersistableRecord, Equatable {
-        var id: Int64
-        var title: String
-        var createdAt: Date?
-        var updatedAt: Date?
-    }
-
     /// A record written for GRDB first: its own `Columns` and table name stay.
     @Table struct Player: Codable, FetchableRecord, PersistableRecord {
         static let databaseTableName = "player"
@@ -27,10 +20,8 @@ import Testing
 
     static func prepare(_ writer: any DatabaseWriter) throws {
         try writer.write { db in
-            try db.execute(sql: """
-                CREATE TABLE chores(id INTEGER PRIMARY KEY, title TEXT NOT NULL, createdAt TEXT, updatedAt TEXT);
-                CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, updatedAt TEXT);
-                """)
+            try db.execute(sql: choresSchema)
+            try db.execute(sql: "CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, updatedAt TEXT)")
             try Chore.afterInsertTouch(\.createdAt).execute(db)
             try Chore.afterUpdateTouch(\.updatedAt).execute(db)
             try Player.afterUpdateTouch(\.updatedAt).execute(db)

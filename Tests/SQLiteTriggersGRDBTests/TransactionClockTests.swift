@@ -5,20 +5,13 @@ import Testing
 
 /// One clock: "now" in triggers is GRDB's transaction date.
 @Suite struct TransactionClockTests {
-    @Table struct Chore: Codable, FetchableRecord, PersistableRecord {
-        var id: Int64
-        var title: String
-        var createdAt: Date?
-        var updatedAt: Date?
-    }
-
     func makeQueue(clock: TriggerClock = .transactionDate, transactionClock: (any TransactionClock)? = nil) throws -> DatabaseQueue {
         var config = Configuration()
         if let transactionClock { config.transactionClock = transactionClock }
         config.prepareDatabase { db in try db.installSQLiteTriggers(clock: clock) }
         let dbQueue = try DatabaseQueue(configuration: config)
         try dbQueue.write { db in
-            try db.execute(sql: "CREATE TABLE chores(id INTEGER PRIMARY KEY, title TEXT NOT NULL, createdAt TEXT, updatedAt TEXT)")
+            try db.execute(sql: choresSchema)
         }
         try RuleSet { Chore.afterInsertTouch(\.createdAt); Chore.afterUpdateTouch(\.updatedAt) }.install(in: dbQueue)
         return dbQueue
