@@ -53,7 +53,13 @@ extension TableDescription {
         TypedSQL(raw: "EXISTS (SELECT 1 FROM \(SQLQuoting.identifier(tableName))\(whereClause(condition)))")
     }
 
+    /// " WHERE condition", or nothing.
     static func whereClause(_ condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)?) -> String {
         condition.map { " WHERE \($0(row).sql)" } ?? ""
+    }
+
+    /// The WHERE clause of a statement, or none.
+    static func whereClauses(_ condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)?) -> [String] {
+        condition.map { ["WHERE \($0(row).sql)"] } ?? []
     }
 }

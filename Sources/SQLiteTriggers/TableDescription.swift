@@ -27,6 +27,19 @@ public protocol TableDescription {
     /// Every column of the description, in order; the one marked
     /// `primaryKey` is the key of ``TableUpdate/find(_:)``.
     static var allColumns: [any AnyTableColumn] { get }
+    /// The schema the table lives in: "main" unless said otherwise ("temp"
+    /// for a TEMP view). Triggers name it (`ON "main"."reminders"`), so a
+    /// TEMP table of the same name cannot capture them.
+    static var schemaName: String { get }
+}
+
+extension TableDescription {
+    public static var schemaName: String { "main" }
+
+    /// `"schema"."table"`.
+    static var qualifiedTableName: String {
+        "\(SQLQuoting.identifier(schemaName)).\(SQLQuoting.identifier(tableName))"
+    }
 }
 
 /// A column's SQL name, Swift value type, and whether it is the primary key.

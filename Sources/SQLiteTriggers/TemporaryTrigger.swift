@@ -177,16 +177,31 @@ extension TableDescription {
         temporaryTrigger(name, ifNotExists: ifNotExists, .insteadOf, event)
     }
 
+    /// The statement, one clause a line, the body indented. The derived
+    /// name hashes the definition's tokens, not its text: how the SQL is
+    /// laid out (line breaks, indentation) never renames a trigger, while
+    /// any change to what it does (a name, a value, an operator, a
+    /// parenthesis) does.
     static func temporaryTrigger(_ name: String?, ifNotExists: Bool, _ timing: TriggerTiming, _ event: TriggerEvent<Self>) -> TemporaryTrigger {
         precondition(!event.body.isEmpty, "SQLiteTriggers: a trigger body needs at least one statement")
-        let definition = "\(timing.rawValue) \(event.clause) ON \(SQLQuoting.identifier(tableName)) FOR EACH ROW"
-            + (event.when.map { " WHEN \($0)" } ?? "")
-            + " BEGIN\n" + event.body.map { "  \($0.sql);\n" }.joined() + "END"
-        let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(definition))"
+        var lines = ["\(timing.rawValue) \(event.clause) ON \(qualifiedTableName)", "FOR EACH ROW"]
+        if let condition = event.when { lines.append("WHEN \(condition)") }
+        lines.append("BEGIN")
+        for statement in event.body {
+            lines.append(statement.clauses.map { "  " + $0 }.joined(separator: "\n") + ";")
+        }
+        lines.append("END")
+        let definition = lines.joined(separator: "\n")
+        let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(canonicalTokens(definition)))"
         let condition = (ifNotExists || name == nil) ? "IF NOT EXISTS " : ""
         return TemporaryTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)",
                                 tableName: tableName, firedBy: [String(event.clause.prefix { $0 != " " })])
     }
+}
+
+/// The SQL's tokens without whitespace or comments, one space apart.
+func canonicalTokens(_ sql: String) -> String {
+    tokenizeSQL(sql).filter { $0.kind != .trivia }.map(\.text).joined(separator: " ")
 }
 
 /// FNV-1a over the UTF-8 text: stable across runs and platforms, unlike

@@ -63,7 +63,7 @@ extension TableDescription {
         let restore = columns.map { "\($0) = coalesce(\"new\".\($0), \"old\".\($0))" }.joined(separator: ", ")
         let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
             clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
-            body: [TriggerStatement(unchecked: "UPDATE \(SQLQuoting.identifier(tableName)) SET \(restore) WHERE \"rowid\" = \"new\".\"rowid\"")]))
+            body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \"rowid\" = \"new\".\"rowid\""])]))
         return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
                                 firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
     }
@@ -89,6 +89,6 @@ extension TableDescription {
     static func touchStatement(_ assignments: ColumnAssignments<Self>) -> TriggerStatement {
         let set = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) = \($0.value)" }.joined(separator: ", ")
         let differs = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) IS NOT \($0.operand)" }.joined(separator: " OR ")
-        return TriggerStatement(unchecked: "UPDATE \(SQLQuoting.identifier(tableName)) SET \(set) WHERE \"rowid\" = \"new\".\"rowid\" AND (\(differs))")
+        return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(set)", "WHERE \"rowid\" = \"new\".\"rowid\" AND (\(differs))"])
     }
 }

@@ -7,11 +7,22 @@ import Foundation
 /// statement.sql   // INSERT INTO "remindersLists" ("title") VALUES ('Reminders')
 /// ```
 public struct TriggerStatement: Sendable, CustomStringConvertible {
-    public let sql: String
+    /// The statement's clauses, printed one a line (a line break inside a
+    /// string literal or a quoted name belongs to its clause).
+    let clauses: [String]
+
+    /// The SQL text.
+    public var sql: String { clauses.joined(separator: "\n") }
     public var description: String { sql }
 
     /// The escape hatch: one raw SQL statement, unchecked.
-    public init(unchecked sql: String) { self.sql = sql }
+    ///
+    /// ```swift
+    /// let vacuum = TriggerStatement(unchecked: "SELECT 1")
+    /// ```
+    public init(unchecked sql: String) { self.clauses = [sql] }
+
+    init(clauses: [String]) { self.clauses = clauses }
 }
 
 /// The `SET` or `VALUES` of an INSERT or UPDATE: assign typed SQL to the
@@ -54,9 +65,9 @@ extension TableDescription {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments)
         guard !assignments.pairs.isEmpty else {
-            return TriggerStatement(unchecked: "INSERT INTO \(SQLQuoting.identifier(tableName)) DEFAULT VALUES")
+            return TriggerStatement(clauses: ["INSERT INTO \(SQLQuoting.identifier(tableName))", "DEFAULT VALUES"])
         }
-        return TriggerStatement(unchecked: "INSERT INTO \(SQLQuoting.identifier(tableName)) (\(assignments.columnList)) VALUES (\(assignments.valueList))")
+        return TriggerStatement(clauses: ["INSERT INTO \(SQLQuoting.identifier(tableName)) (\(assignments.columnList))", "VALUES (\(assignments.valueList))"])
     }
 
     /// `INSERT INTO table (columns) SELECT values FROM source WHERE ...`.
@@ -71,7 +82,9 @@ extension TableDescription {
     ) -> TriggerStatement {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments, Source.row)
-        return TriggerStatement(unchecked: "INSERT INTO \(SQLQuoting.identifier(tableName)) (\(assignments.columnList)) SELECT \(assignments.valueList) FROM \(SQLQuoting.identifier(Source.tableName))\(Source.whereClause(condition))")
+        return TriggerStatement(clauses: ["INSERT INTO \(SQLQuoting.identifier(tableName)) (\(assignments.columnList))",
+                                          "SELECT \(assignments.valueList)", "FROM \(SQLQuoting.identifier(Source.tableName))"]
+                                         + Source.whereClauses(condition))
     }
 
     /// `UPDATE table SET ...`, narrowed with ``TableUpdate/where(_:)`` or
@@ -92,7 +105,7 @@ extension TableDescription {
     /// let untag: TriggerStatement = ReminderTag.delete { $0.reminderID == old.id }
     /// ```
     public static func delete(where condition: ((TriggerRow<Self>) -> TypedSQL<Bool>)? = nil) -> TriggerStatement {
-        TriggerStatement(unchecked: "DELETE FROM \(SQLQuoting.identifier(tableName))\(whereClause(condition))")
+        TriggerStatement(clauses: ["DELETE FROM \(SQLQuoting.identifier(tableName))"] + whereClauses(condition))
     }
 }
 
@@ -118,7 +131,7 @@ public struct TableUpdate<Table: TableDescription>: TriggerStatementConvertible 
 
     public var statement: TriggerStatement {
         let set = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) = \($0.value)" }.joined(separator: ", ")
-        return TriggerStatement(unchecked: "UPDATE \(SQLQuoting.identifier(Table.tableName)) SET \(set)\(condition.map { " WHERE \($0)" } ?? "")")
+        return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(Table.tableName))", "SET \(set)"] + (condition.map { ["WHERE \($0)"] } ?? []))
     }
 }
 
@@ -139,7 +152,7 @@ extension TriggerStatement: TriggerStatementConvertible {
     /// ```
     public static func raise(_ action: RaiseAction, _ message: String = "", when condition: TypedSQL<Bool>? = nil) -> TriggerStatement {
         let raise = action == .ignore ? "RAISE(IGNORE)" : "RAISE(\(action.rawValue), \(SQLQuoting.string(message)))"
-        return TriggerStatement(unchecked: "SELECT \(raise)\(condition.map { " WHERE \($0.sql)" } ?? "")")
+        return TriggerStatement(clauses: ["SELECT \(raise)"] + (condition.map { ["WHERE \($0.sql)"] } ?? []))
     }
 
     /// `SELECT swift_callback('name', arguments...)`: tells the app's

@@ -25,52 +25,81 @@ import Testing
     @Test func theRulesSQL() {
         assertInlineSnapshot(of: ReminderRules.stampCreatedAt.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_touch_7c83bca5a906bef7"
-            AFTER INSERT ON "reminders" FOR EACH ROW WHEN "new"."createdAt" IS NULL BEGIN
-              UPDATE "reminders" SET "createdAt" = coalesce("createdAt", datetime_subsec()) WHERE "rowid" = "new"."rowid" AND ("createdAt" IS NOT coalesce("createdAt", datetime_subsec()));
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_touch_97078ee3dfe466e4"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            WHEN "new"."createdAt" IS NULL
+            BEGIN
+              UPDATE "reminders"
+              SET "createdAt" = coalesce("createdAt", datetime_subsec())
+              WHERE "rowid" = "new"."rowid" AND ("createdAt" IS NOT coalesce("createdAt", datetime_subsec()));
             END;
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_touch_7c83bca5a906bef7_kept"
-            AFTER UPDATE OF "createdAt" ON "reminders" FOR EACH ROW WHEN ("new"."createdAt" IS NULL AND "old"."createdAt" IS NOT NULL) BEGIN
-              UPDATE "reminders" SET "createdAt" = coalesce("new"."createdAt", "old"."createdAt") WHERE "rowid" = "new"."rowid";
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_touch_97078ee3dfe466e4_kept"
+            AFTER UPDATE OF "createdAt" ON "main"."reminders"
+            FOR EACH ROW
+            WHEN ("new"."createdAt" IS NULL AND "old"."createdAt" IS NOT NULL)
+            BEGIN
+              UPDATE "reminders"
+              SET "createdAt" = coalesce("new"."createdAt", "old"."createdAt")
+              WHERE "rowid" = "new"."rowid";
             END
             """
         }
         assertInlineSnapshot(of: ReminderRules.stampUpdatedAt.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_touch_5e1c5f2894026d70"
-            AFTER UPDATE ON "reminders" FOR EACH ROW WHEN "new"."updatedAt" IS "old"."updatedAt" BEGIN
-              UPDATE "reminders" SET "updatedAt" = datetime_subsec() WHERE "rowid" = "new"."rowid" AND ("updatedAt" IS NOT datetime_subsec());
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_touch_b94e4cf5227f5603"
+            AFTER UPDATE ON "main"."reminders"
+            FOR EACH ROW
+            WHEN "new"."updatedAt" IS "old"."updatedAt"
+            BEGIN
+              UPDATE "reminders"
+              SET "updatedAt" = datetime_subsec()
+              WHERE "rowid" = "new"."rowid" AND ("updatedAt" IS NOT datetime_subsec());
             END
             """
         }
         assertInlineSnapshot(of: ReminderRules.neverEmpty.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_delete_7ec51c5820b5fefb"
-            AFTER DELETE ON "remindersLists" FOR EACH ROW WHEN NOT EXISTS (SELECT 1 FROM "remindersLists") BEGIN
-              INSERT INTO "remindersLists" ("title") VALUES ('Reminders');
+            CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_delete_0eca6264e3592548"
+            AFTER DELETE ON "main"."remindersLists"
+            FOR EACH ROW
+            WHEN NOT EXISTS (SELECT 1 FROM "remindersLists")
+            BEGIN
+              INSERT INTO "remindersLists" ("title")
+              VALUES ('Reminders');
             END
             """
         }
         assertInlineSnapshot(of: ReminderRules.newListsGoLast.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_insert_3a8da7b60d9ce33e"
-            AFTER INSERT ON "remindersLists" FOR EACH ROW BEGIN
-              UPDATE "remindersLists" SET "position" = (SELECT count(*) FROM "remindersLists") - 1 WHERE "remindersLists"."id" = "new"."id";
+            CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_insert_0d81ad332cc5b973"
+            AFTER INSERT ON "main"."remindersLists"
+            FOR EACH ROW
+            BEGIN
+              UPDATE "remindersLists"
+              SET "position" = (SELECT count(*) FROM "remindersLists") - 1
+              WHERE "remindersLists"."id" = "new"."id";
             END
             """
         }
         assertInlineSnapshot(of: ReminderRules.atMostFiveTags.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminderTags_before_insert_c3ab37ed9148771e"
-            BEFORE INSERT ON "reminderTags" FOR EACH ROW BEGIN
-              SELECT RAISE(ABORT, 'Reminders can have a maximum of 5 tags.') WHERE (SELECT count(*) FROM "reminderTags" WHERE "reminderTags"."reminderID" = "new"."reminderID") >= 5;
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminderTags_before_insert_523956f85add43ab"
+            BEFORE INSERT ON "main"."reminderTags"
+            FOR EACH ROW
+            BEGIN
+              SELECT RAISE(ABORT, 'Reminders can have a maximum of 5 tags.')
+              WHERE (SELECT count(*) FROM "reminderTags" WHERE "reminderTags"."reminderID" = "new"."reminderID") >= 5;
             END
             """
         }
         assertInlineSnapshot(of: ReminderRules.completionCallback.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_of_c07d2e99aa03b229"
-            AFTER UPDATE OF "status" ON "reminders" FOR EACH ROW WHEN ("new"."status" = 1) AND ("old"."status" <> 1) BEGIN
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_of_770f2799b694123a"
+            AFTER UPDATE OF "status" ON "main"."reminders"
+            FOR EACH ROW
+            WHEN ("new"."status" = 1) AND ("old"."status" <> 1)
+            BEGIN
               SELECT swift_callback('reminderCompleted', "new"."id", "new"."title");
             END
             """

@@ -58,9 +58,13 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_3fc245b0df17e381"
-            AFTER INSERT ON "reminders" FOR EACH ROW WHEN ((("new"."priority" = 1) OR ("new"."priority" > 2)) AND (NOT ("new"."title" = 'skip'))) AND (((coalesce("new"."priority", 0) * 2) + 1) >= 3) BEGIN
-              INSERT INTO "notes" ("text") VALUES ("new"."title");
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_8f5d445cb5612be2"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            WHEN ((("new"."priority" = 1) OR ("new"."priority" > 2)) AND (NOT ("new"."title" = 'skip'))) AND (((coalesce("new"."priority", 0) * 2) + 1) >= 3)
+            BEGIN
+              INSERT INTO "notes" ("text")
+              VALUES ("new"."title");
             END
             """
         }
@@ -84,9 +88,13 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_b6b77acd488160c5"
-            AFTER INSERT ON "reminders" FOR EACH ROW WHEN ((("new"."priority" IS NULL) AND ("new"."title" LIKE '%milk%')) OR (("new"."priority" IS NOT NULL) AND ("new"."priority" IN (7, 8)))) OR ("new"."notes" IS 'same') BEGIN
-              INSERT INTO "notes" ("text") VALUES ("new"."title");
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_707417bf8253a908"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            WHEN ((("new"."priority" IS NULL) AND ("new"."title" LIKE '%milk%')) OR (("new"."priority" IS NOT NULL) AND ("new"."priority" IN (7, 8)))) OR ("new"."notes" IS 'same')
+            BEGIN
+              INSERT INTO "notes" ("text")
+              VALUES ("new"."title");
             END
             """
         }
@@ -110,9 +118,13 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_341202fb6f7787d8"
-            AFTER INSERT ON "reminders" FOR EACH ROW WHEN EXISTS (SELECT 1 FROM "reminders" WHERE ("reminders"."title" = "new"."title") AND ("reminders"."id" <> "new"."id")) BEGIN
-              INSERT INTO "notes" ("text", "count") VALUES ("new"."title", (SELECT count(*) FROM "reminders" WHERE "reminders"."title" = "new"."title"));
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_b2658a136015c1bf"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            WHEN EXISTS (SELECT 1 FROM "reminders" WHERE ("reminders"."title" = "new"."title") AND ("reminders"."id" <> "new"."id"))
+            BEGIN
+              INSERT INTO "notes" ("text", "count")
+              VALUES ("new"."title", (SELECT count(*) FROM "reminders" WHERE "reminders"."title" = "new"."title"));
             END
             """
         }
@@ -130,9 +142,12 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_d4c53f2d830e4ba4"
-            AFTER INSERT ON "reminders" FOR EACH ROW BEGIN
-              INSERT INTO "notes" ("id", "text", "at") VALUES (uuidv7(), ("new"."title" || ' at ') || (datetime_subsec()), datetime_subsec());
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_c3529a2bff6de929"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            BEGIN
+              INSERT INTO "notes" ("id", "text", "at")
+              VALUES (uuidv7(), ("new"."title" || ' at ') || (datetime_subsec()), datetime_subsec());
             END
             """
         }
@@ -155,11 +170,19 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_of_08552e5f1186c5ba"
-            AFTER UPDATE OF "status" ON "reminders" FOR EACH ROW BEGIN
-              INSERT INTO "notes" ("text") SELECT "reminders"."title" FROM "reminders" WHERE "reminders"."status" = 1;
-              UPDATE "notes" SET "count" = "count" + 10 WHERE "notes"."text" = "new"."title";
-              DELETE FROM "notes" WHERE "notes"."text" = 'gone';
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_of_1efc49556d73ec91"
+            AFTER UPDATE OF "status" ON "main"."reminders"
+            FOR EACH ROW
+            BEGIN
+              INSERT INTO "notes" ("text")
+              SELECT "reminders"."title"
+              FROM "reminders"
+              WHERE "reminders"."status" = 1;
+              UPDATE "notes"
+              SET "count" = "count" + 10
+              WHERE "notes"."text" = "new"."title";
+              DELETE FROM "notes"
+              WHERE "notes"."text" = 'gone';
             END
             """
         }
@@ -180,9 +203,13 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_of_4a3a01377fe5556d"
-            AFTER UPDATE OF "status" ON "reminders" FOR EACH ROW BEGIN
-              UPDATE "reminders" SET "isFlagged" = 1 WHERE "reminders"."id" = "new"."id";
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_of_bdbd0336b038118e"
+            AFTER UPDATE OF "status" ON "main"."reminders"
+            FOR EACH ROW
+            BEGIN
+              UPDATE "reminders"
+              SET "isFlagged" = 1
+              WHERE "reminders"."id" = "new"."id";
             END
             """
         }
@@ -208,16 +235,25 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: [fail.sql, ignore.sql, rollback.sql].joined(separator: "\n"), as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "notes_before_insert_e6f8acfd489928bb"
-            BEFORE INSERT ON "notes" FOR EACH ROW BEGIN
-              SELECT RAISE(FAIL, 'no empty notes') WHERE "new"."text" = '';
+            CREATE TEMP TRIGGER IF NOT EXISTS "notes_before_insert_6776e57f09981a0a"
+            BEFORE INSERT ON "main"."notes"
+            FOR EACH ROW
+            BEGIN
+              SELECT RAISE(FAIL, 'no empty notes')
+              WHERE "new"."text" = '';
             END
-            CREATE TEMP TRIGGER IF NOT EXISTS "notes_before_insert_5ef9ee6390e0849f"
-            BEFORE INSERT ON "notes" FOR EACH ROW WHEN "new"."text" = 'ignored' BEGIN
+            CREATE TEMP TRIGGER IF NOT EXISTS "notes_before_insert_0363ca547d764b5a"
+            BEFORE INSERT ON "main"."notes"
+            FOR EACH ROW
+            WHEN "new"."text" = 'ignored'
+            BEGIN
               SELECT RAISE(IGNORE);
             END
-            CREATE TEMP TRIGGER IF NOT EXISTS "notes_before_insert_b3768a0de302e8b4"
-            BEFORE INSERT ON "notes" FOR EACH ROW WHEN "new"."text" = 'rollback' BEGIN
+            CREATE TEMP TRIGGER IF NOT EXISTS "notes_before_insert_230df02955fdc723"
+            BEFORE INSERT ON "main"."notes"
+            FOR EACH ROW
+            WHEN "new"."text" = 'rollback'
+            BEGIN
               SELECT RAISE(ROLLBACK, 'rolled back');
             END
             """
@@ -245,9 +281,13 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminderTitles_instead_of_update_of_25fef7626c2d9bf2"
-            INSTEAD OF UPDATE OF "title" ON "reminderTitles" FOR EACH ROW BEGIN
-              UPDATE "reminders" SET "title" = "new"."title" WHERE "reminders"."id" = "old"."id";
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminderTitles_instead_of_update_of_3d0c6beeaaa2c9c3"
+            INSTEAD OF UPDATE OF "title" ON "main"."reminderTitles"
+            FOR EACH ROW
+            BEGIN
+              UPDATE "reminders"
+              SET "title" = "new"."title"
+              WHERE "reminders"."id" = "old"."id";
             END
             """
         }
@@ -266,8 +306,10 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_delete_1ebae3c70251ff80"
-            AFTER DELETE ON "reminders" FOR EACH ROW BEGIN
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_delete_8211084441b32be3"
+            AFTER DELETE ON "main"."reminders"
+            FOR EACH ROW
+            BEGIN
               SELECT swift_callback('reminderDeleted', "old"."id", "old"."title", "old"."priority");
             END
             """
@@ -296,12 +338,12 @@ enum ReminderTitle: TableDescription {
         assertInlineSnapshot(of: [touch.name, other.name, named.name, strict.sql.components(separatedBy: "\n")[0],
                                   named.sql.components(separatedBy: "\n")[0], touch.drop().sql].joined(separator: "\n"), as: .lines) {
             """
-            reminders_after_update_touch_5e1c5f2894026d70
-            reminders_after_update_touch_07b4b96896f59528
+            reminders_after_update_touch_b94e4cf5227f5603
+            reminders_after_update_touch_ef8240e23b44ace9
             my trigger
             CREATE TEMP TRIGGER "strict"
             CREATE TEMP TRIGGER IF NOT EXISTS "my trigger"
-            DROP TRIGGER IF EXISTS "temp"."reminders_after_update_touch_5e1c5f2894026d70"
+            DROP TRIGGER IF EXISTS "temp"."reminders_after_update_touch_b94e4cf5227f5603"
             """
         }
         #expect(touch.name == again.name && touch.sql == again.sql)
@@ -332,12 +374,18 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_dcd8f836c7aed9a8"
-            AFTER INSERT ON "reminders" FOR EACH ROW BEGIN
-              INSERT INTO "notes" ("text", "count") VALUES ('it''s "quoted"', 9223372036854775807);
-              INSERT INTO "notes" ("text", "count") VALUES ('tab	newline
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_41f6505c9110a5af"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            BEGIN
+              INSERT INTO "notes" ("text", "count")
+              VALUES ('it''s "quoted"', 9223372036854775807);
+              INSERT INTO "notes" ("text", "count")
+              VALUES ('tab	newline
             end', length(X'00FF'));
-              UPDATE "reminders" SET "isFlagged" = 1, "remindersListID" = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' WHERE ("reminders"."id" = "new"."id") AND ("reminders"."priority" IS NULL);
+              UPDATE "reminders"
+              SET "isFlagged" = 1, "remindersListID" = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'
+              WHERE ("reminders"."id" = "new"."id") AND ("reminders"."priority" IS NULL);
             END
             """
         }
@@ -362,8 +410,11 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_e717da2b921d7a5b"
-            AFTER INSERT ON "reminders" FOR EACH ROW WHEN (length("new"."title")) > 3 BEGIN
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_insert_76ef0c3994e21a0e"
+            AFTER INSERT ON "main"."reminders"
+            FOR EACH ROW
+            WHEN (length("new"."title")) > 3
+            BEGIN
               INSERT INTO notes(text) VALUES ('long title');
             END
             """
@@ -395,9 +446,13 @@ enum Weird: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "order_after_insert_d979392af102d297"
-            AFTER INSERT ON "order" FOR EACH ROW WHEN "new"."select" = 1 BEGIN
-              INSERT INTO "order" ("we""ird", "select") VALUES ("new"."we""ird" || ' again', "new"."select" + 1);
+            CREATE TEMP TRIGGER IF NOT EXISTS "order_after_insert_54332934608db894"
+            AFTER INSERT ON "main"."order"
+            FOR EACH ROW
+            WHEN "new"."select" = 1
+            BEGIN
+              INSERT INTO "order" ("we""ird", "select")
+              VALUES ("new"."we""ird" || ' again', "new"."select" + 1);
             END
             """
         }
@@ -421,9 +476,14 @@ enum Weird: TableDescription {
         let touch = Note.afterUpdateTouch { $0.count = $0.count + 1; $0.at = .now }
         assertInlineSnapshot(of: touch.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "notes_after_update_touch_57287783ce677126"
-            AFTER UPDATE ON "notes" FOR EACH ROW WHEN "new"."count" IS "old"."count" AND "new"."at" IS "old"."at" BEGIN
-              UPDATE "notes" SET "count" = "count" + 1, "at" = datetime_subsec() WHERE "rowid" = "new"."rowid" AND ("count" IS NOT ("count" + 1) OR "at" IS NOT datetime_subsec());
+            CREATE TEMP TRIGGER IF NOT EXISTS "notes_after_update_touch_1657e88edd53e88b"
+            AFTER UPDATE ON "main"."notes"
+            FOR EACH ROW
+            WHEN "new"."count" IS "old"."count" AND "new"."at" IS "old"."at"
+            BEGIN
+              UPDATE "notes"
+              SET "count" = "count" + 1, "at" = datetime_subsec()
+              WHERE "rowid" = "new"."rowid" AND ("count" IS NOT ("count" + 1) OR "at" IS NOT datetime_subsec());
             END
             """
         }
