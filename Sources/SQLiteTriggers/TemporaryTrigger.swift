@@ -39,18 +39,13 @@ public struct TriggerEvent<Table: TableDescription> {
     ///     .callback("reminderCompleted", new.id)
     /// }
     /// ```
-    public static func update(
-        of columns: PartialKeyPath<Table.TableColumns.Type>...,
+    public static func update<each Column>(
+        of columns: repeat KeyPath<Table.TableColumns.Type, TableColumn<each Column>>,
         when condition: ((TriggerRow<Table>, TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         @TriggerBodyBuilder _ body: (TriggerRow<Table>, TriggerRow<Table>) -> [TriggerStatement]
     ) -> TriggerEvent {
         let old = TriggerRow<Table>("old"), new = TriggerRow<Table>("new")
-        let names = columns.map { keyPath -> String in
-            guard let column = Table.TableColumns.self[keyPath: keyPath] as? any AnyTableColumn else {
-                preconditionFailure("SQLiteTriggers: \(keyPath) is not a TableColumn of \(Table.tableName)")
-            }
-            return column.name
-        }
+        let names = Table.columnNames(repeat each columns)
         let clause = names.isEmpty ? "UPDATE" : "UPDATE OF \(names.map(SQLQuoting.identifier).joined(separator: ", "))"
         return TriggerEvent(clause: clause, nameFragment: names.isEmpty ? "update" : "update_of",
                             when: condition?(old, new).sql, body: body(old, new))

@@ -3,8 +3,9 @@ import Foundation
 /// One statement of a trigger body.
 ///
 /// ```swift
-/// let statement: TriggerStatement = RemindersList.insert { $0.title = "Reminders" }
-/// statement.sql   // INSERT INTO "remindersLists" ("title") VALUES ('Reminders')
+/// let statement: TriggerStatement = RemindersList.insert { $0.title = "Reminders" }.statement
+/// print(statement.sql)   // INSERT INTO "remindersLists" ("title")
+///                        // VALUES ('Reminders')
 /// ```
 public struct TriggerStatement: Sendable, CustomStringConvertible {
     /// The statement's clauses, printed one a line (a line break inside a
@@ -48,6 +49,7 @@ public struct ColumnAssignments<Table: TableDescription> {
 
     var columnList: String { pairs.map { SQLQuoting.identifier($0.column) }.joined(separator: ", ") }
     var valueList: String { pairs.map(\.value).joined(separator: ", ") }
+    var setList: String { pairs.map { "\(SQLQuoting.identifier($0.column)) = \($0.value)" }.joined(separator: ", ") }
 }
 
 /// How RAISE ends the statement; see SQLite's RAISE().
@@ -56,35 +58,61 @@ public enum RaiseAction: String, Sendable {
 }
 
 extension TableDescription {
-    /// `INSERT INTO table (columns) VALUES (values)`.
+    /// `INSERT [OR conflict] INTO table (columns) VALUES (values)`; an
+    /// upsert with ``TableInsert/onConflict(_:doUpdate:)``.
+    ///
+    /// With no assignment, a row of defaults (SQLite refuses `DEFAULT VALUES`
+    /// inside triggers, so the statement inserts a NULL rowid instead).
     ///
     /// ```swift
-    /// RemindersList.insert { $0.title = "Reminders" }
+    /// let defaultList = RemindersList.insert { $0.title = "Reminders" }
+    /// let once = Tag.insert(or: .ignore) { $0.title = "urgent" }
     /// ```
-    public static func insert(_ assign: (inout ColumnAssignments<Self>) -> Void) -> TriggerStatement {
+    public static func insert(or conflict: ConflictResolution? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TableInsert<Self> {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments)
-        guard !assignments.pairs.isEmpty else {
-            return TriggerStatement(clauses: ["INSERT INTO \(SQLQuoting.identifier(tableName))", "DEFAULT VALUES"])
+        if assignments.pairs.isEmpty {
+            return TableInsert(conflict: conflict, columns: "(\"rowid\")", source: ["VALUES (NULL)"], isSelect: false)
         }
-        return TriggerStatement(clauses: ["INSERT INTO \(SQLQuoting.identifier(tableName)) (\(assignments.columnList))", "VALUES (\(assignments.valueList))"])
+        return TableInsert(conflict: conflict, columns: "(\(assignments.columnList))", source: ["VALUES (\(assignments.valueList))"], isSelect: false)
     }
 
-    /// `INSERT INTO table (columns) SELECT values FROM source WHERE ...`.
+    /// `INSERT [OR conflict] INTO table (columns) SELECT values FROM source WHERE ...`.
     ///
     /// ```swift
     /// let archive = Archive.insert(from: Reminder.self, where: { $0.status == 1 }) { row, source in row.title = source.title }
     /// ```
     public static func insert<Source: TableDescription>(
+        or conflict: ConflictResolution? = nil,
         from source: Source.Type,
         where condition: ((TriggerRow<Source>) -> TypedSQL<Bool>)? = nil,
+        _ assign: (inout ColumnAssignments<Self>, TriggerRow<Source>) -> Void
+    ) -> TableInsert<Self> {
+        var assignments = ColumnAssignments<Self>()
+        assign(&assignments, Source.row)
+        return TableInsert(conflict: conflict, columns: "(\(assignments.columnList))",
+                           source: ["SELECT \(assignments.valueList)", "FROM \(SQLQuoting.identifier(Source.tableName))"]
+                               + Source.whereClauses(condition),
+                           isSelect: true)
+    }
+
+    /// `UPDATE table SET ... FROM source WHERE ...`: each row takes values
+    /// from the `source` row the condition pairs it with.
+    ///
+    /// ```swift
+    /// let inheritTitle = Reminder.update(from: RemindersList.self, where: { reminder, list in
+    ///     reminder.remindersListID == list.id && list.id == new.remindersListID
+    /// }) { row, list in row.notes = list.title }
+    /// ```
+    public static func update<Source: TableDescription>(
+        from source: Source.Type,
+        where condition: (TriggerRow<Self>, TriggerRow<Source>) -> TypedSQL<Bool>,
         _ assign: (inout ColumnAssignments<Self>, TriggerRow<Source>) -> Void
     ) -> TriggerStatement {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments, Source.row)
-        return TriggerStatement(clauses: ["INSERT INTO \(SQLQuoting.identifier(tableName)) (\(assignments.columnList))",
-                                          "SELECT \(assignments.valueList)", "FROM \(SQLQuoting.identifier(Source.tableName))"]
-                                         + Source.whereClauses(condition))
+        return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(assignments.setList)",
+                                          "FROM \(SQLQuoting.identifier(Source.tableName))", "WHERE \(condition(row, Source.row).sql)"])
     }
 
     /// `UPDATE table SET ...`, narrowed with ``TableUpdate/where(_:)`` or
@@ -130,8 +158,75 @@ public struct TableUpdate<Table: TableDescription>: TriggerStatementConvertible 
     }
 
     public var statement: TriggerStatement {
-        let set = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) = \($0.value)" }.joined(separator: ", ")
-        return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(Table.tableName))", "SET \(set)"] + (condition.map { ["WHERE \($0)"] } ?? []))
+        TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(Table.tableName))", "SET \(assignments.setList)"]
+                         + (condition.map { ["WHERE \($0)"] } ?? []))
+    }
+}
+
+/// How an INSERT resolves a constraint conflict (`INSERT OR …`).
+public enum ConflictResolution: String, Sendable {
+    case rollback = "ROLLBACK", abort = "ABORT", fail = "FAIL", ignore = "IGNORE", replace = "REPLACE"
+}
+
+/// An INSERT; an upsert with `onConflict`. It converts to a statement
+/// wherever a trigger body expects one.
+///
+/// ```swift
+/// let counted = Tag.insert { $0.title = new.title }.onConflict(\.title) { row, excluded in row.title = excluded.title }
+/// ```
+public struct TableInsert<Table: TableDescription>: TriggerStatementConvertible {
+    let conflict: ConflictResolution?
+    let columns: String
+    let source: [String]
+    let isSelect: Bool
+    var upsert: [String] = []
+
+    /// `ON CONFLICT (columns) DO UPDATE SET ...`: on a UNIQUE or PRIMARY
+    /// KEY conflict over `columns`, update the existing row instead;
+    /// `excluded` is the row that was not inserted.
+    ///
+    /// ```swift
+    /// let renamed = Tag.insert { $0.id = new.id; $0.title = new.title }
+    ///     .onConflict(\.id) { row, excluded in row.title = excluded.title }
+    /// ```
+    public func onConflict<each Column>(
+        _ columns: repeat KeyPath<Table.TableColumns.Type, TableColumn<each Column>>,
+        doUpdate assign: (inout ColumnAssignments<Table>, TriggerRow<Table>) -> Void
+    ) -> TableInsert {
+        var assignments = ColumnAssignments<Table>()
+        assign(&assignments, TriggerRow("excluded"))
+        var copy = self
+        let target = Table.columnNames(repeat each columns).map(SQLQuoting.identifier).joined(separator: ", ")
+        copy.upsert = ["ON CONFLICT\(target.isEmpty ? "" : " (\(target))") DO UPDATE", "SET \(assignments.setList)"]
+        return copy
+    }
+
+    /// `ON CONFLICT DO NOTHING`: a conflicting row is skipped.
+    ///
+    /// ```swift
+    /// let once = Tag.insert { $0.title = "urgent" }.onConflictDoNothing()
+    /// ```
+    public func onConflictDoNothing() -> TableInsert {
+        var copy = self
+        copy.upsert = ["ON CONFLICT DO NOTHING"]
+        return copy
+    }
+
+    public var statement: TriggerStatement {
+        let verb = "INSERT" + (conflict.map { " OR \($0.rawValue)" } ?? "")
+        var body = source
+        // SQLite's parser needs a WHERE before an upsert's ON in INSERT … SELECT.
+        if isSelect, !upsert.isEmpty, !body.contains(where: { $0.hasPrefix("WHERE ") }) { body.append("WHERE true") }
+        return TriggerStatement(clauses: ["\(verb) INTO \(SQLQuoting.identifier(Table.tableName)) \(columns)"] + body + upsert)
+    }
+}
+
+extension TableDescription {
+    /// The SQL names of columns given as key paths.
+    static func columnNames<each Column>(_ columns: repeat KeyPath<TableColumns.Type, TableColumn<each Column>>) -> [String] {
+        var names: [String] = []
+        for column in repeat each columns { names.append(TableColumns.self[keyPath: column].name) }
+        return names
     }
 }
 

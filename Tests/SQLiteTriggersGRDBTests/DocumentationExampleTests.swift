@@ -88,6 +88,9 @@ import Testing
             var isCompleted: Bool
             var isFlagged: Bool
             var priority: Int?
+            var position: Int
+            var score: Double
+            var dueDate: Date?
             var remindersListID: UUID
             var createdAt: Date?
             var updatedAt: Date?
