@@ -107,7 +107,7 @@ public struct TemporaryTrigger: Sendable, CustomStringConvertible {
     }
 }
 
-/// A `DROP TRIGGER` statement.
+/// A `DROP TRIGGER` statement (or `DROP VIEW`, for a ``TemporaryView``).
 public struct DropTrigger: Sendable, CustomStringConvertible {
     public let sql: String
     public var description: String { sql }
@@ -179,7 +179,11 @@ extension TableDescription {
     /// parenthesis) does.
     static func temporaryTrigger(_ name: String?, ifNotExists: Bool, _ timing: TriggerTiming, _ event: TriggerEvent<Self>) -> TemporaryTrigger {
         precondition(!event.body.isEmpty, "SQLiteTriggers: a trigger body needs at least one statement")
-        var lines = ["\(timing.rawValue) \(event.clause) ON \(qualifiedTableName)", "FOR EACH ROW"]
+        // Tables are named with their schema, so that a TEMP table of the
+        // same name cannot capture the trigger; views are not, so that a
+        // TEMP view (createTemporaryView) is found as well as a main one.
+        let target = timing == .insteadOf ? SQLQuoting.identifier(tableName) : qualifiedTableName
+        var lines = ["\(timing.rawValue) \(event.clause) ON \(target)", "FOR EACH ROW"]
         if let condition = event.when { lines.append("WHEN \(condition)") }
         lines.append("BEGIN")
         for statement in event.body {

@@ -1,26 +1,105 @@
 import Foundation
 
-extension TableDescription {
-    /// After an UPDATE, stamps columns of the updated row, e.g. `updatedAt`.
+/// What a touch trigger stamps and when: after an UPDATE (of some columns,
+/// under a condition) or after an INSERT. Only `after:` takes one: a BEFORE
+/// trigger that changes the row being written leaves SQLite's result
+/// undefined.
+///
+/// The rules: an update touch happens only when the UPDATE left every
+/// touched column unchanged, so a value the statement set itself wins; an
+/// insert touch fills only columns the INSERT left NULL. The touch's own
+/// UPDATE (by rowid, so text keys work) skips rows already holding every
+/// target value, so it never fires itself again: it terminates with
+/// `PRAGMA recursive_triggers = ON`, and with a pinned clock.
+///
+/// ```swift
+/// let touch = Reminder.createTemporaryTrigger(after: .touch(of: \.title, \.notes) { $0.updatedAt = .now })
+/// ```
+public struct TouchEvent<Table: TableDescription> {
+    let event: TriggerEvent<Table>
+    let assignments: ColumnAssignments<Table>
+    let isInsert: Bool
+
+    /// After an UPDATE (of `columns`, or of any column) for which `when`
+    /// holds, stamps the row: `updatedAt`, a revision counter.
     ///
-    /// The rule: the touch happens only when the UPDATE left every touched
-    /// column unchanged, so a value the statement set itself is kept. The
-    /// touch's own UPDATE changes a touched column (it skips rows already
-    /// holding every target value), so the trigger never fires for it
-    /// again: it terminates with `PRAGMA recursive_triggers = ON`, and with
-    /// a pinned clock. Rows are found by rowid, so text primary keys work.
+    /// ```swift
+    /// let retitled: TouchEvent<Reminder> = .touch(of: \.title, when: { old, new in old.status == 0 }) { $0.updatedAt = .now }
+    /// ```
+    public static func touch<each Column>(
+        of columns: repeat KeyPath<Table.TableColumns.Type, TableColumn<each Column>>,
+        when condition: ((TriggerRow<Table>, TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
+        _ assign: (inout ColumnAssignments<Table>) -> Void
+    ) -> TouchEvent {
+        let assignments = Table.touchAssignments(assign)
+        let names = Table.columnNames(repeat each columns)
+        let unchanged = assignments.pairs
+            .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS \"old\".\(SQLQuoting.identifier($0.column))" }
+            .joined(separator: " AND ")
+        let extra = condition?(TriggerRow("old"), TriggerRow("new")).operand
+        return TouchEvent(event: TriggerEvent(
+            clause: names.isEmpty ? "UPDATE" : "UPDATE OF \(names.map(SQLQuoting.identifier).joined(separator: ", "))",
+            nameFragment: names.isEmpty ? "update_touch" : "update_of_touch",
+            when: extra.map { "(\(unchanged)) AND \($0)" } ?? unchanged,
+            body: [Table.touchStatement(assignments)]), assignments: assignments, isInsert: false)
+    }
+
+    /// After an INSERT for which `when` holds, fills the columns the INSERT
+    /// left NULL: `createdAt`. A companion trigger keeps the stamp when an
+    /// UPDATE sets it back to NULL (see ``TableDescription/afterInsertTouch(_:_:)``).
+    ///
+    /// ```swift
+    /// let created: TouchEvent<Reminder> = .insertTouch { $0.createdAt = .now }
+    /// ```
+    public static func insertTouch(
+        when condition: ((TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
+        _ assign: (inout ColumnAssignments<Table>) -> Void
+    ) -> TouchEvent {
+        let assignments = Table.touchAssignments(assign)
+        let unset = assignments.pairs
+            .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS NULL" }
+            .joined(separator: " OR ")
+        var stamped = ColumnAssignments<Table>()
+        stamped.pairs = assignments.pairs.map { pair in
+            let value = "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))"
+            return (pair.column, value, value)
+        }
+        let extra = condition?(TriggerRow("new")).operand
+        return TouchEvent(event: TriggerEvent(
+            clause: "INSERT", nameFragment: "insert_touch",
+            when: extra.map { "(\(unset)) AND \($0)" } ?? unset,
+            body: [Table.touchStatement(stamped)]), assignments: assignments, isInsert: true)
+    }
+}
+
+extension TableDescription {
+    /// A touch trigger; see ``TouchEvent``.
+    ///
+    /// ```swift
+    /// let touch = Reminder.createTemporaryTrigger(after: .touch { $0.updatedAt = .now })
+    /// ```
+    public static func createTemporaryTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TemporaryTrigger {
+        let stamp = temporaryTrigger(name, ifNotExists: false, .after, touch.event)
+        guard touch.isInsert else { return stamp }
+        // The companion: an UPDATE that blanks a stamp gets the old one back.
+        let columns = touch.assignments.pairs.map { SQLQuoting.identifier($0.column) }
+        let blanked = columns.map { "(\"new\".\($0) IS NULL AND \"old\".\($0) IS NOT NULL)" }.joined(separator: " OR ")
+        let restore = columns.map { "\($0) = coalesce(\"new\".\($0), \"old\".\($0))" }.joined(separator: ", ")
+        let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
+            clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
+            body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \"rowid\" = \"new\".\"rowid\""])]))
+        return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
+                                firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
+    }
+
+    /// After an UPDATE, stamps columns of the updated row, e.g. `updatedAt`;
+    /// `.touch` with no columns and no condition.
     ///
     /// ```swift
     /// Reminder.afterUpdateTouch { $0.updatedAt = .now }
     /// ```
     public static func afterUpdateTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TemporaryTrigger {
-        let assignments = touchAssignments(assign)
-        let unchanged = assignments.pairs
-            .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS \"old\".\(SQLQuoting.identifier($0.column))" }
-            .joined(separator: " AND ")
-        return temporaryTrigger(name, ifNotExists: false, .after, TriggerEvent(
-            clause: "UPDATE", nameFragment: "update_touch", when: unchanged,
-            body: [touchStatement(assignments)]))
+        createTemporaryTrigger(name, after: .touch(assign))
     }
 
     /// `afterUpdateTouch` for one date column, set to `datetime_subsec()`.
@@ -45,27 +124,7 @@ extension TableDescription {
     /// Reminder.afterInsertTouch { $0.createdAt = .now }
     /// ```
     public static func afterInsertTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TemporaryTrigger {
-        let assignments = touchAssignments(assign)
-        let unset = assignments.pairs
-            .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS NULL" }
-            .joined(separator: " OR ")
-        var stamped = ColumnAssignments<Self>()
-        stamped.pairs = assignments.pairs.map { pair in
-            let value = "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))"
-            return (pair.column, value, value)
-        }
-        let stamp = temporaryTrigger(name, ifNotExists: false, .after, TriggerEvent(
-            clause: "INSERT", nameFragment: "insert_touch", when: unset,
-            body: [touchStatement(stamped)]))
-        // The companion: an UPDATE that blanks a stamp gets the old one back.
-        let columns = assignments.pairs.map { SQLQuoting.identifier($0.column) }
-        let blanked = columns.map { "(\"new\".\($0) IS NULL AND \"old\".\($0) IS NOT NULL)" }.joined(separator: " OR ")
-        let restore = columns.map { "\($0) = coalesce(\"new\".\($0), \"old\".\($0))" }.joined(separator: ", ")
-        let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
-            clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
-            body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \"rowid\" = \"new\".\"rowid\""])]))
-        return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
-                                firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
+        createTemporaryTrigger(name, after: .insertTouch(assign))
     }
 
     /// `afterInsertTouch` for one date column, set to `datetime_subsec()`.
@@ -75,6 +134,19 @@ extension TableDescription {
     /// ```
     public static func afterInsertTouch<Value: SQLDateValue>(_ column: KeyPath<TableColumns.Type, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
         afterInsertTouch(name) { $0[dynamicMember: column] = .now }
+    }
+
+    /// A touch as a statement of any trigger body, on any table: an UPDATE
+    /// of the rows `where` selects that skips those already holding every
+    /// target value, so touching a parent row never loops.
+    ///
+    /// ```swift
+    /// let touchList = RemindersList.touch { $0.title = new.title }.where { $0.id == new.remindersListID }
+    /// ```
+    public static func touch(_ assign: (inout ColumnAssignments<Self>) -> Void) -> TableUpdate<Self> {
+        let assignments = touchAssignments(assign)
+        let differs = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) IS NOT \($0.operand)" }.joined(separator: " OR ")
+        return TableUpdate(assignments: assignments, condition: "(\(differs))")
     }
 
     static func touchAssignments(_ assign: (inout ColumnAssignments<Self>) -> Void) -> ColumnAssignments<Self> {
@@ -87,8 +159,8 @@ extension TableDescription {
     /// UPDATE of the triggering row (by rowid) that skips rows already
     /// holding every target value: that is what ends the recursion.
     static func touchStatement(_ assignments: ColumnAssignments<Self>) -> TriggerStatement {
-        let set = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) = \($0.value)" }.joined(separator: ", ")
         let differs = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) IS NOT \($0.operand)" }.joined(separator: " OR ")
-        return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(set)", "WHERE \"rowid\" = \"new\".\"rowid\" AND (\(differs))"])
+        return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(assignments.setList)",
+                                          "WHERE \"rowid\" = \"new\".\"rowid\" AND (\(differs))"])
     }
 }

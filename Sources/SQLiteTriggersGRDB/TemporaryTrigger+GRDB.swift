@@ -56,3 +56,17 @@ extension DropTrigger {
         try db.execute(sql: sql)
     }
 }
+
+extension TemporaryView {
+    /// Creates the view on this connection (readers too: a view only reads).
+    ///
+    /// ```swift
+    /// try ReminderTitle.createTemporaryView(from: Reminder.self) { view, reminder in
+    ///     view.id = reminder.id
+    ///     view.title = reminder.title
+    /// }.execute(db)
+    /// ```
+    public func execute(_ db: Database) throws {
+        try db.execute(sql: sql)
+    }
+}

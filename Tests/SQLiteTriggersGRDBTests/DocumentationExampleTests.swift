@@ -99,6 +99,7 @@ import Testing
         @Table struct Tag { var id: UUID; var title: String }
         @Table struct ReminderTag { var id: UUID; var reminderID: UUID; var tagID: UUID }
         @Table("archivedReminders") struct Archive { var id: UUID; var title: String }
+        @Table("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
         enum Priority: Int { case low, normal, high }
         @CallbackEvent struct ReminderCompleted: Sendable { var id: UUID; var title: String }
         struct Completed: Decodable, Sendable { var id: UUID; var title: String }
@@ -114,7 +115,7 @@ import Testing
         db: Database, dbQueue: DatabaseQueue, dbPool: DatabasePool, handle: OpaquePointer, \
         config: inout Configuration, migrator: inout DatabaseMigrator, rules: RuleSet, path: String, \
         syncQueue: DispatchQueue, appClock: (now: Date, ()), stampsCreation: Bool, defaultTitle: String, \
-        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, \
+        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, view: TemporaryView, \
         id: UUID, list: PreludeRemindersList, \
         new: TriggerRow<PreludeReminder>, old: TriggerRow<PreludeReminder>, row: inout ColumnAssignments<PreludeReminder>
         """

@@ -281,8 +281,8 @@ enum ReminderTitle: TableDescription {
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
-            CREATE TEMP TRIGGER IF NOT EXISTS "reminderTitles_instead_of_update_of_3d0c6beeaaa2c9c3"
-            INSTEAD OF UPDATE OF "title" ON "main"."reminderTitles"
+            CREATE TEMP TRIGGER IF NOT EXISTS "reminderTitles_instead_of_update_of_3c68a5195921131e"
+            INSTEAD OF UPDATE OF "title" ON "reminderTitles"
             FOR EACH ROW
             BEGIN
               UPDATE "reminders"
