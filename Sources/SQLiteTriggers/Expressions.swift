@@ -8,11 +8,21 @@ import Foundation
 /// Any typed SQL expression, whatever its value type: what `jsonObject` and
 /// `jsonArray` take.
 public protocol TypedSQLExpression: Sendable {
-    /// The SQL text.
-    var sql: String { get }
+    /// The SQL text: the expression's, or the value's literal.
+    var typedSQLText: String { get }
 }
 
-extension TypedSQL: TypedSQLExpression {}
+extension TypedSQL: TypedSQLExpression {
+    public var typedSQLText: String { sql }
+}
+
+// Swift values stand in JSON arguments as literals: `jsonArray(new.title, 1, "two")`.
+extension Int: TypedSQLExpression { public var typedSQLText: String { sqlLiteral } }
+extension Int64: TypedSQLExpression { public var typedSQLText: String { sqlLiteral } }
+extension Double: TypedSQLExpression { public var typedSQLText: String { sqlLiteral } }
+extension Bool: TypedSQLExpression { public var typedSQLText: String { sqlLiteral } }
+extension String: TypedSQLExpression { public var typedSQLText: String { sqlLiteral } }
+extension UUID: TypedSQLExpression { public var typedSQLText: String { sqlLiteral } }
 
 // MARK: - CASE
 
@@ -314,7 +324,7 @@ extension TypedSQL where Value: SQLStringLiteralValue {
 /// let payload: TypedSQL<String> = jsonObject(["id": new.id, "title": new.title, "priority": new.priority])
 /// ```
 public func jsonObject(_ pairs: KeyValuePairs<String, any TypedSQLExpression>) -> TypedSQL<String> {
-    TypedSQL(raw: "json_object(\(pairs.map { "\(SQLQuoting.string($0.key)), \($0.value.sql)" }.joined(separator: ", ")))")
+    TypedSQL(raw: "json_object(\(pairs.map { "\(SQLQuoting.string($0.key)), \($0.value.typedSQLText)" }.joined(separator: ", ")))")
 }
 
 /// `json_array(value, ...)`: JSON text.
@@ -323,7 +333,7 @@ public func jsonObject(_ pairs: KeyValuePairs<String, any TypedSQLExpression>) -
 /// let pair: TypedSQL<String> = jsonArray(new.id, new.title)
 /// ```
 public func jsonArray(_ values: any TypedSQLExpression...) -> TypedSQL<String> {
-    TypedSQL(raw: "json_array(\(values.map(\.sql).joined(separator: ", ")))")
+    TypedSQL(raw: "json_array(\(values.map(\.typedSQLText).joined(separator: ", ")))")
 }
 
 // MARK: - Dates, stored as 'YYYY-MM-DD HH:MM:SS.SSS' text
@@ -379,5 +389,5 @@ extension TypedSQL where Value: SQLUUIDValue {
 
 /// `function(arguments...)`.
 func call<Result>(_ function: String, _ arguments: any TypedSQLExpression...) -> TypedSQL<Result> {
-    TypedSQL(raw: "\(function)(\(arguments.map(\.sql).joined(separator: ", ")))")
+    TypedSQL(raw: "\(function)(\(arguments.map(\.typedSQLText).joined(separator: ", ")))")
 }
