@@ -61,6 +61,39 @@ import Testing
         #expect(compared != nil, "comparing with a frozen Date must not compile")
     }
 
+    @Test func updateOfTakesColumnsOnly() throws {
+        let control = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .update(of: \\.title, \\.updatedAt) { _, new in .callback("x", new.id) })
+            """)
+        #expect(control == nil, "\(control ?? "")")
+        let notAColumn = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .update(of: \\.title.name) { _, new in .callback("x", new.id) })
+            """)
+        #expect(notAColumn != nil, "a key path that is not a column must not compile (it trapped at run time before)")
+        let missing = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .update(of: \\.archivedAt) { _, new in .callback("x", new.id) })
+            """)
+        #expect(missing?.contains("archivedAt") == true, "\(missing ?? "compiled")")
+    }
+
+    @Test func typedRawSQLRefusesADate() throws {
+        let control = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .insert { new in TriggerStatement(sql: "SELECT \\(new.title), \\(1), \\(Item.self)") })
+            """)
+        #expect(control == nil, "\(control ?? "")")
+        let date = try typecheck("""
+            let t = Item.createTemporaryTrigger(after: .insert { new in TriggerStatement(sql: "SELECT \\(Date())") })
+            """)
+        #expect(date != nil, "a Swift Date interpolated into SQL must not compile")
+    }
+
+    @Test func aTouchEventIsForAfterTriggersOnly() throws {
+        let before = try typecheck("""
+            let t = Item.createTemporaryTrigger(before: .touch { $0.updatedAt = .now })
+            """)
+        #expect(before != nil, "a BEFORE touch must not compile: it would change the row SQLite is writing")
+    }
+
     @Test func mismatchedTypesDoNotCompile() throws {
         let textAsNumber = try typecheck("""
             let t = Item.createTemporaryTrigger(after: .insert(when: { new in new.title == 1 }) { new in .callback("x", new.id) })

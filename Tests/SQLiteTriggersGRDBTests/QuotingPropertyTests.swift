@@ -69,4 +69,51 @@ enum Fuzzed: TableDescription {
             #expect((stored["data"] as Data?) ?? Data() == bytes, Comment(rawValue: context))
         }
     }
+
+    /// The newer constructs quote too: CASE and upsert values, typed raw
+    /// SQL's names and literals, JSON keys.
+    @Test func newerConstructsQuoteAnyNamesAndValues() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let (table, key, text, data) = Self.randomNames(&generator)
+            Fuzzed.names = (table, key, text, data)
+            let value = Self.randomText(&generator) + (Bool.random(using: &generator) ? "\u{0}tail" : "")
+            let bytes = Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
+                Fuzzed.insert { $0.key = 2; $0.text = Case(new.key).when(1, then: value).else("") }
+                    .onConflict(\.key) { row, excluded in row.text = excluded.text }
+                TriggerStatement(sql: "UPDATE \(Fuzzed.self) SET \(Fuzzed.TableColumns.data) = \(bytes) WHERE \(Fuzzed.TableColumns.key) = \(2)")
+                Fuzzed.insert { $0.key = 3; $0.text = jsonObject([value: value]) }
+            })
+            let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+            let (row, pair) = try dbQueue.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE \(SQLQuoting.identifier(table)) (
+                      \(SQLQuoting.identifier(key)) INTEGER PRIMARY KEY,
+                      \(SQLQuoting.identifier(text)) TEXT,
+                      \(SQLQuoting.identifier(data)) BLOB)
+                    """)
+                try trigger.execute(db)
+                try db.execute(sql: "INSERT INTO \(SQLQuoting.identifier(table)) (\(SQLQuoting.identifier(key))) VALUES (1)")
+                let row = try Row.fetchOne(db, sql: """
+                    SELECT CAST(\(SQLQuoting.identifier(text)) AS BLOB) AS text, \(SQLQuoting.identifier(data)) AS data
+                    FROM \(SQLQuoting.identifier(table)) WHERE rowid = 2
+                    """)
+                let pair = try Row.fetchOne(db, sql: """
+                    SELECT CAST(json_each.key AS BLOB) AS key, CAST(json_each.value AS BLOB) AS value
+                    FROM \(SQLQuoting.identifier(table)), json_each(\(SQLQuoting.identifier(text))) WHERE \(SQLQuoting.identifier(table)).rowid = 3
+                    """)
+                return (row, pair)
+            }
+            let context = "table \(table.debugDescription), value \(value.debugDescription), trigger:\n\(trigger.sql)"
+            let stored = try #require(row, Comment(rawValue: context))
+            #expect((stored["text"] as Data?) ?? Data() == Data(value.utf8), Comment(rawValue: context))
+            #expect((stored["data"] as Data?) ?? Data() == bytes, Comment(rawValue: context))
+            // SQLite's JSON functions read text as C strings: up to a NUL.
+            let jsonText = Data(value.utf8.prefix { $0 != 0 })
+            let json = try #require(pair, Comment(rawValue: context))
+            #expect((json["key"] as Data?) ?? Data() == jsonText, Comment(rawValue: context))
+            #expect((json["value"] as Data?) ?? Data() == jsonText, Comment(rawValue: context))
+        }
+    }
 }
