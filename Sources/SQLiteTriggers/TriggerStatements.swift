@@ -250,6 +250,16 @@ extension TriggerStatement: TriggerStatementConvertible {
         return TriggerStatement(clauses: ["SELECT \(raise)"] + (condition.map { ["WHERE \($0.sql)"] } ?? []))
     }
 
+    /// `SELECT value, ...`: evaluates expressions for their effect, such as a
+    /// function the app registered.
+    ///
+    /// ```swift
+    /// let ping: TriggerStatement = .select(TypedSQL<Int>(sql: "appDidInsert(\(new.id))"))
+    /// ```
+    public static func select(_ values: any TypedSQLExpression...) -> TriggerStatement {
+        TriggerStatement(clauses: ["SELECT \(values.map(\.typedSQLText).joined(separator: ", "))"])
+    }
+
     /// `SELECT swift_callback('name', arguments...)`: tells the app's
     /// observers (see ``CallbackDelivery``).
     ///
