@@ -125,9 +125,14 @@ func declaredTableName(in declaration: some DeclGroupSyntax) -> DeclaredTableNam
 /// Whether the struct declares a type (or typealias) of this name.
 func declaresMember(named name: String, in declaration: some DeclGroupSyntax) -> Bool {
     declaration.memberBlock.members.contains { member in
-        let decl = member.decl
-        let declared = decl.as(EnumDeclSyntax.self)?.name ?? decl.as(StructDeclSyntax.self)?.name
-            ?? decl.as(TypeAliasDeclSyntax.self)?.name ?? decl.as(ClassDeclSyntax.self)?.name
+        let declared: TokenSyntax?
+        switch member.decl.as(DeclSyntaxEnum.self) {
+        case .enumDecl(let decl): declared = decl.name
+        case .structDecl(let decl): declared = decl.name
+        case .classDecl(let decl): declared = decl.name
+        case .typeAliasDecl(let decl): declared = decl.name
+        default: declared = nil
+        }
         return declared?.text == name
     }
 }
