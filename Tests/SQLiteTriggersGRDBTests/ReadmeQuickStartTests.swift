@@ -75,6 +75,11 @@ import Testing
         let rules = try Self.between("// BEGIN README rules declarations", "// END README rules declarations", in: source)
             + "\n" + Self.between("// BEGIN README rules statements", "// END README rules statements", in: source)
         #expect(Self.codeLines(try readmeBlock("## Typed triggers")) == Self.codeLines(rules))
+        let constructsSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeConstructs.swift"), encoding: .utf8)
+        let constructs = try ["declarations", "view", ""].map { part in
+            try Self.between("// BEGIN README constructs\(part.isEmpty ? "\n" : " " + part)", "// END README constructs\(part.isEmpty ? "\n" : " " + part)", in: constructsSource)
+        }.joined(separator: "\n")
+        #expect(Self.codeLines(try readmeBlock("## Every builder construct")) == Self.codeLines(constructs))
         let migration = try Self.between("// BEGIN README migration statements", "// END README migration statements", in: source)
         #expect(Self.codeLines(try readmeBlock("## Sync-ready primary keys")) == Self.codeLines(migration))
     }
