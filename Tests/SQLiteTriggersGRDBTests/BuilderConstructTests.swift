@@ -9,14 +9,9 @@ import Testing
     let dbQueue: DatabaseQueue
 
     init() throws {
-        dbQueue = try DatabaseQueue(configuration: installingConfiguration())
-        try dbQueue.write { db in
-            try db.execute(sql: syncReadyRemindersSchema)
-            try db.execute(sql: """
-                CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL DEFAULT (uuid()), text TEXT NOT NULL DEFAULT '', at TEXT, count INTEGER NOT NULL DEFAULT 0);
-                INSERT INTO remindersLists(id, title, position) VALUES ('00000000-0000-4000-8000-000000000001', 'Personal', 0);
-                """)
-        }
+        dbQueue = try makeRemindersQueue("""
+            INSERT INTO remindersLists(id, title, position) VALUES ('00000000-0000-4000-8000-000000000001', 'Personal', 0)
+            """)
     }
 
     func insertReminder(_ db: Database, id: String? = nil, title: String, priority: Int? = nil, notes: String = "",

@@ -36,27 +36,41 @@ enum Fuzzed: TableDescription {
         return (list[0], list[1], list[2], list[3])
     }
 
+    /// Fresh random names for `Fuzzed`, and a random text (sometimes with a
+    /// NUL) and blob to write through a trigger.
+    static func randomCase(_ generator: inout some RandomNumberGenerator) -> (value: String, bytes: Data) {
+        Fuzzed.names = randomNames(&generator)
+        let value = randomText(&generator) + (Bool.random(using: &generator) ? "\u{0}tail" : "")
+        let bytes = Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        return (value, bytes)
+    }
+
+    /// Creates `Fuzzed`'s table under its current names, installs
+    /// `trigger`, and inserts the row with key 1 that fires it.
+    static func fire(_ trigger: TemporaryTrigger, in db: Database) throws {
+        let (table, key, text, data) = Fuzzed.names
+        try db.execute(sql: """
+            CREATE TABLE \(SQLQuoting.identifier(table)) (
+              \(SQLQuoting.identifier(key)) INTEGER PRIMARY KEY,
+              \(SQLQuoting.identifier(text)) TEXT,
+              \(SQLQuoting.identifier(data)) BLOB)
+            """)
+        try trigger.execute(db)
+        try db.execute(sql: "INSERT INTO \(SQLQuoting.identifier(table)) (\(SQLQuoting.identifier(key))) VALUES (1)")
+    }
+
     @Test func anyNamesAndValuesRoundTripThroughATrigger() throws {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
-            let (table, key, text, data) = Self.randomNames(&generator)
-            Fuzzed.names = (table, key, text, data)
-            let value = Self.randomText(&generator) + (Bool.random(using: &generator) ? "\u{0}tail" : "")
-            let bytes = Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let (value, bytes) = Self.randomCase(&generator)
+            let (table, _, text, data) = Fuzzed.names
             let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
                 Fuzzed.insert { $0.key = new.key + 1; $0.text = .value(value); $0.data = .value(bytes) }
                 Fuzzed.update { $0.text = $0.text + "!" }.where { $0.key == 2 && $0.text == .value(value) }
             })
             let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
             let row = try dbQueue.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE \(SQLQuoting.identifier(table)) (
-                      \(SQLQuoting.identifier(key)) INTEGER PRIMARY KEY,
-                      \(SQLQuoting.identifier(text)) TEXT,
-                      \(SQLQuoting.identifier(data)) BLOB)
-                    """)
-                try trigger.execute(db)
-                try db.execute(sql: "INSERT INTO \(SQLQuoting.identifier(table)) (\(SQLQuoting.identifier(key))) VALUES (1)")
+                try Self.fire(trigger, in: db)
                 // Bytes, not String: GRDB reads TEXT up to its first NUL.
                 return try Row.fetchOne(db, sql: """
                     SELECT CAST(\(SQLQuoting.identifier(text)) AS BLOB) AS text, \(SQLQuoting.identifier(data)) AS data
@@ -75,10 +89,8 @@ enum Fuzzed: TableDescription {
     @Test func newerConstructsQuoteAnyNamesAndValues() throws {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
-            let (table, key, text, data) = Self.randomNames(&generator)
-            Fuzzed.names = (table, key, text, data)
-            let value = Self.randomText(&generator) + (Bool.random(using: &generator) ? "\u{0}tail" : "")
-            let bytes = Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let (value, bytes) = Self.randomCase(&generator)
+            let (table, _, text, data) = Fuzzed.names
             let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
                 Fuzzed.insert { $0.key = 2; $0.text = Case(new.key).when(1, then: value).else("") }
                     .onConflict(\.key) { row, excluded in row.text = excluded.text }
@@ -87,14 +99,7 @@ enum Fuzzed: TableDescription {
             })
             let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
             let (row, pair) = try dbQueue.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE \(SQLQuoting.identifier(table)) (
-                      \(SQLQuoting.identifier(key)) INTEGER PRIMARY KEY,
-                      \(SQLQuoting.identifier(text)) TEXT,
-                      \(SQLQuoting.identifier(data)) BLOB)
-                    """)
-                try trigger.execute(db)
-                try db.execute(sql: "INSERT INTO \(SQLQuoting.identifier(table)) (\(SQLQuoting.identifier(key))) VALUES (1)")
+                try Self.fire(trigger, in: db)
                 let row = try Row.fetchOne(db, sql: """
                     SELECT CAST(\(SQLQuoting.identifier(text)) AS BLOB) AS text, \(SQLQuoting.identifier(data)) AS data
                     FROM \(SQLQuoting.identifier(table)) WHERE rowid = 2

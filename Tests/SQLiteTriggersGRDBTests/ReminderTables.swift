@@ -63,6 +63,18 @@ enum ReminderTag: TableDescription {
     static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.reminderID, TableColumns.tagID]
 }
 
+/// A queue with the Reminders schema, a `notes` table for watching what
+/// trigger bodies do, and `extraSQL` (lists, views) run after them.
+func makeRemindersQueue(_ extraSQL: String) throws -> DatabaseQueue {
+    let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+    try dbQueue.write { db in
+        try db.execute(sql: syncReadyRemindersSchema)
+        try db.execute(sql: "CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL DEFAULT (uuid()), text TEXT NOT NULL DEFAULT '', at TEXT, count INTEGER NOT NULL DEFAULT 0)")
+        try db.execute(sql: extraSQL)
+    }
+    return dbQueue
+}
+
 let syncReadyRemindersSchema = """
     CREATE TABLE "remindersLists" (
       "id" TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()),

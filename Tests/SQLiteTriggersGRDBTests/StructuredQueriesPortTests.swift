@@ -11,15 +11,11 @@ import Testing
     let dbQueue: DatabaseQueue
 
     init() throws {
-        dbQueue = try DatabaseQueue(configuration: installingConfiguration())
-        try dbQueue.write { db in
-            try db.execute(sql: syncReadyRemindersSchema)
-            try db.execute(sql: """
-                INSERT INTO remindersLists(id, title, position) VALUES
-                  ('00000000-0000-4000-8000-000000000001', 'Home', 0),
-                  ('00000000-0000-4000-8000-000000000002', 'Work', 4)
-                """)
-        }
+        dbQueue = try makeRemindersQueue("""
+            INSERT INTO remindersLists(id, title, position) VALUES
+              ('00000000-0000-4000-8000-000000000001', 'Home', 0),
+              ('00000000-0000-4000-8000-000000000002', 'Work', 4)
+            """)
     }
 
     /// New lists go after the last one (their "basics").

@@ -30,15 +30,10 @@ enum ReminderTitle: TableDescription {
     let dbQueue: DatabaseQueue
 
     init() throws {
-        dbQueue = try DatabaseQueue(configuration: installingConfiguration())
-        try dbQueue.write { db in
-            try db.execute(sql: syncReadyRemindersSchema)
-            try db.execute(sql: """
-                CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL DEFAULT (uuid()), text TEXT NOT NULL DEFAULT '', at TEXT, count INTEGER NOT NULL DEFAULT 0);
-                CREATE VIEW reminderTitles AS SELECT id, title FROM reminders;
-                INSERT INTO remindersLists(id, title) VALUES ('00000000-0000-4000-8000-000000000001', 'Personal');
-                """)
-        }
+        dbQueue = try makeRemindersQueue("""
+            CREATE VIEW reminderTitles AS SELECT id, title FROM reminders;
+            INSERT INTO remindersLists(id, title) VALUES ('00000000-0000-4000-8000-000000000001', 'Personal');
+            """)
     }
 
     func insertReminder(_ db: Database, title: String, priority: Int? = nil, notes: String = "") throws {
