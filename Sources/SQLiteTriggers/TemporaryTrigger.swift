@@ -91,7 +91,7 @@ public struct TemporaryTrigger: Sendable, CustomStringConvertible {
     /// The statements that fire them: "INSERT", "UPDATE", "DELETE".
     package let firedBy: Set<String>
 
-    init(name: String, sql: String, tableName: String, firedBy: Set<String>, companions: [String] = []) {
+    package init(name: String, sql: String, tableName: String, firedBy: Set<String>, companions: [String] = []) {
         self.name = name
         self.sql = sql
         self.names = [name] + companions
@@ -199,13 +199,13 @@ extension TableDescription {
 }
 
 /// The SQL's tokens without whitespace or comments, one space apart.
-func canonicalTokens(_ sql: String) -> String {
+package func canonicalTokens(_ sql: String) -> String {
     tokenizeSQL(sql).filter { $0.kind != .trivia }.map(\.text).joined(separator: " ")
 }
 
 /// FNV-1a over the UTF-8 text: stable across runs and platforms, unlike
 /// Swift's seeded `Hasher`.
-func stableHash(_ text: String) -> String {
+package func stableHash(_ text: String) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in text.utf8 {
         hash ^= UInt64(byte)

@@ -223,7 +223,7 @@ public struct TableInsert<Table: TableDescription>: TriggerStatementConvertible 
 
 extension TableDescription {
     /// The SQL names of columns given as key paths.
-    static func columnNames<each Column>(_ columns: repeat KeyPath<TableColumns.Type, TableColumn<each Column>>) -> [String] {
+    package static func columnNames<each Column>(_ columns: repeat KeyPath<TableColumns.Type, TableColumn<each Column>>) -> [String] {
         var names: [String] = []
         for column in repeat each columns { names.append(TableColumns.self[keyPath: column].name) }
         return names

@@ -45,29 +45,49 @@ extension RuleSet {
                     + "run the migrations first, then install the rules")
             }
         }
+        try RuleKeeper.start(on: db, extent: .databaseLifetime, onError: onError) { _ in rules }
+    }
+}
+
+/// Puts lost rules back after each commit that changed a schema. The rules
+/// come from a function of the live schema (a change feed lists the table's
+/// current columns); rules it no longer returns are dropped.
+final class RuleKeeper: TransactionObserver {
+    let currentRules: (Database) throws -> [TemporaryTrigger]
+    let onError: @Sendable (any Error) -> Void
+    var schemaVersions: [Int] = []
+    /// The names of the triggers last installed.
+    var installed: Set<String> = []
+    /// Triggers that refuse writes a rule that cannot be reinstalled would
+    /// have fired on, by rule name.
+    var blockers: [String: [String]] = [:]
+    private var isReinstalling = false
+
+    init(rules: @escaping (Database) throws -> [TemporaryTrigger], onError: @escaping @Sendable (any Error) -> Void) {
+        self.currentRules = rules
+        self.onError = onError
+    }
+
+    /// Installs the rules on `db` now, all or none, and keeps them there.
+    /// Returns the keeper, which an `.observerLifetime` extent needs kept.
+    @discardableResult
+    static func start(on db: Database, extent: Database.TransactionObservationExtent,
+                      onError: (@Sendable (any Error) -> Void)?,
+                      rules: @escaping (Database) throws -> [TemporaryTrigger]) throws -> RuleKeeper {
         let keeper = RuleKeeper(rules: rules, onError: onError ?? CallbackObservation.defaultErrorHandler)
         try db.inSavepoint {
             try keeper.installMissing(db)
             return .commit
         }
         keeper.schemaVersions = try keeper.readSchemaVersions(db)
-        db.add(transactionObserver: keeper, extent: .databaseLifetime)
+        db.add(transactionObserver: keeper, extent: extent)
+        return keeper
     }
-}
 
-/// Puts lost rules back after each commit that changed a schema.
-private final class RuleKeeper: TransactionObserver {
-    let rules: [TemporaryTrigger]
-    let onError: @Sendable (any Error) -> Void
-    var schemaVersions: [Int] = []
-    /// Triggers that refuse writes a rule that cannot be reinstalled would
-    /// have fired on, by rule name.
-    var blockers: [String: [String]] = [:]
-    private var isReinstalling = false
-
-    init(rules: [TemporaryTrigger], onError: @escaping @Sendable (any Error) -> Void) {
-        self.rules = rules
-        self.onError = onError
+    /// Removes the rules this keeper installed (when its observation ends).
+    func removeRules(_ db: Database) throws {
+        for name in installed { try db.execute(sql: "DROP TRIGGER IF EXISTS temp.\(SQLQuoting.identifier(name))") }
+        installed = []
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
@@ -95,9 +115,16 @@ private final class RuleKeeper: TransactionObserver {
          try Int.fetchOne(db.cachedStatement(sql: "PRAGMA temp.schema_version")) ?? 0]
     }
 
+    /// The rules not (wholly) installed; drops those no longer current.
     func missingRules(_ db: Database) throws -> [TemporaryTrigger] {
-        let installed = try Set(String.fetchAll(db, sql: "SELECT name FROM temp.sqlite_master WHERE type = 'trigger'"))
-        return rules.filter { rule in !rule.names.allSatisfy(installed.contains) }
+        let rules = try currentRules(db)
+        let current = Set(rules.flatMap(\.names))
+        for stale in installed.subtracting(current) {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS temp.\(SQLQuoting.identifier(stale))")
+        }
+        installed = current
+        let present = try Set(String.fetchAll(db, sql: "SELECT name FROM temp.sqlite_master WHERE type = 'trigger'"))
+        return rules.filter { rule in !rule.names.allSatisfy(present.contains) }
     }
 
     func installMissing(_ db: Database) throws {

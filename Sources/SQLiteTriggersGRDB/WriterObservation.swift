@@ -184,13 +184,13 @@ extension CallbackScheduling {
 }
 
 /// A main-actor closure, for work scheduled on the main queue.
-private func onMainActor<Value: Sendable>(_ body: @escaping @MainActor (Value) -> Void) -> @Sendable (Value) -> Void {
+func onMainActor<Value: Sendable>(_ body: @escaping @MainActor (Value) -> Void) -> @Sendable (Value) -> Void {
     { value in MainActor.assumeIsolated { body(value) } }
 }
 
 /// The token as scheduled work sees it: work that runs after the token was
 /// cancelled or released does nothing.
-private final class WeakObservation: @unchecked Sendable {
+final class WeakObservation: @unchecked Sendable {
     weak var observation: CallbackObservation?
     var isLive: Bool { observation.map { !$0.isCancelled } ?? false }
 }

@@ -1,0 +1,285 @@
+import Foundation
+
+/// One committed change of a row, with its records: what a change feed
+/// delivers.
+///
+/// ```swift
+/// switch change {
+/// case .inserted(let new): print("added", new.title)
+/// case .updated(let old, let new): print(old.title, "->", new.title)
+/// case .deleted(let old): print("removed", old.title)
+/// }
+/// ```
+public enum RecordChange<Record> {
+    case inserted(Record)
+    case updated(old: Record, new: Record)
+    case deleted(Record)
+
+    /// The row as it is after the change; nil for a deletion.
+    public var new: Record? {
+        switch self {
+        case .inserted(let record), .updated(_, let record): record
+        case .deleted: nil
+        }
+    }
+
+    /// The row as it was before the change; nil for an insertion.
+    public var old: Record? {
+        switch self {
+        case .inserted: nil
+        case .updated(let record, _), .deleted(let record): record
+        }
+    }
+}
+
+extension RecordChange: Sendable where Record: Sendable {}
+extension RecordChange: Equatable where Record: Equatable {}
+
+/// Which changes of a table a feed reports, decided in SQL so that others
+/// are never read: kinds, the columns an UPDATE must touch, and conditions.
+///
+/// ```swift
+/// let completions = ChangeFeed<Reminder>.updates(of: ["status"], where: "new.status = 1")
+/// ```
+public struct ChangeFeed<Record: FetchableRecord & TableRecord>: Sendable {
+    var inserts: String?? = .some(nil)
+    var updates: String?? = .some(nil)
+    var deletes: String?? = .some(nil)
+    var updateColumns: [String] = []
+    /// One change per row per transaction; see ``netPerTransaction()``.
+    var isNet = false
+
+    /// Every insert, update and delete.
+    public static var all: ChangeFeed { ChangeFeed() }
+
+    /// Inserts only, where the SQL `condition` over `new` holds.
+    public static func inserts(where condition: String? = nil) -> ChangeFeed {
+        ChangeFeed(inserts: .some(condition), updates: nil, deletes: nil)
+    }
+
+    /// Updates only (of `columns`, when given), where the SQL `condition`
+    /// over `old` and `new` holds.
+    public static func updates(of columns: [String] = [], where condition: String? = nil) -> ChangeFeed {
+        ChangeFeed(inserts: nil, updates: .some(condition), deletes: nil, updateColumns: columns)
+    }
+
+    /// Deletes only, where the SQL `condition` over `old` holds.
+    public static func deletes(where condition: String? = nil) -> ChangeFeed {
+        ChangeFeed(inserts: nil, updates: nil, deletes: .some(condition))
+    }
+
+    /// This feed and `other`: the kinds of both.
+    ///
+    /// ```swift
+    /// let feed = ChangeFeed<Reminder>.inserts().and(.deletes())
+    /// ```
+    public func and(_ other: ChangeFeed) -> ChangeFeed {
+        var merged = self
+        if case .some = other.inserts { merged.inserts = other.inserts }
+        if case .some = other.updates { merged.updates = other.updates; merged.updateColumns = other.updateColumns }
+        if case .some = other.deletes { merged.deletes = other.deletes }
+        return merged
+    }
+
+    /// One change per row per transaction, for sync engines: an insert
+    /// then updates is one insert of the last values; an insert then a
+    /// delete is nothing; updates are one update from the first old values
+    /// to the last new ones; an update then a delete is a delete of the
+    /// first old values; a delete then an insert of the same primary key is
+    /// an update from the deleted values to the inserted ones. An update
+    /// that changes the primary key counts as a delete of the old key and an
+    /// insert of the new. Changes come in the order each row first changed.
+    /// After commit only. Net changes need `PRAGMA recursive_triggers = ON`
+    /// on the writer (observing throws otherwise): without it, the row an
+    /// `INSERT OR REPLACE` deletes is never reported, and its key would look
+    /// new to the fold.
+    public func netPerTransaction() -> ChangeFeed {
+        var net = self
+        net.isNet = true
+        return net
+    }
+}
+
+extension ChangeFeed where Record: TableDescription {
+    /// Inserts where the typed `condition` holds.
+    ///
+    /// ```swift
+    /// let open = ChangeFeed<Reminder>.inserts { new in new.status == 0 }
+    /// ```
+    public static func inserts(when condition: (TriggerRow<Record>) -> TypedSQL<Bool>) -> ChangeFeed {
+        inserts(where: condition(TriggerRow("new")).sql)
+    }
+
+    /// Updates of the given columns (any, when none) where the typed
+    /// `condition` holds.
+    ///
+    /// ```swift
+    /// let completions = ChangeFeed<Reminder>.updates(of: \.status, when: { old, new in new.status == 1 && old.status != 1 })
+    /// ```
+    public static func updates<each Column>(
+        of columns: repeat KeyPath<Record.TableColumns.Type, TableColumn<each Column>>,
+        when condition: ((TriggerRow<Record>, TriggerRow<Record>) -> TypedSQL<Bool>)? = nil
+    ) -> ChangeFeed {
+        updates(of: Record.columnNames(repeat each columns), where: condition?(TriggerRow("old"), TriggerRow("new")).sql)
+    }
+
+    /// Deletes where the typed `condition` holds.
+    ///
+    /// ```swift
+    /// let removals = ChangeFeed<Reminder>.deletes { old in old.isFlagged }
+    /// ```
+    public static func deletes(when condition: (TriggerRow<Record>) -> TypedSQL<Bool>) -> ChangeFeed {
+        deletes(where: condition(TriggerRow("old")).sql)
+    }
+}
+
+extension ChangeFeed {
+    /// The callback name of this feed's triggers: one per table and filter,
+    /// so that two feeds with different filters never hear each other.
+    var callbackName: String {
+        let filter = [inserts, updates, deletes].map { kind in kind.map { $0 ?? "all" } ?? "none" }
+            + [updateColumns.joined(separator: ",")]
+        return "sqlitetriggers.changes.\(Record.databaseTableName).\(stableHash(filter.joined(separator: "|")).prefix(8))"
+    }
+
+    /// The feed's TEMP triggers for the table's live columns: each calls
+    /// `swift_callback(name, kind, rowids…, values…)` with the old row's
+    /// rowid and values, the new row's, or both (old first). A WITHOUT ROWID
+    /// table passes NULL rowids.
+    func triggers(_ db: Database) throws -> [TemporaryTrigger] {
+        let table = Record.databaseTableName
+        let columns = try liveColumns(db)
+        let quotedTable = SQLQuoting.identifier(table)
+        let hasRowID = try Bool.fetchOne(db, sql: "SELECT wr = 0 FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [table]) ?? true
+        func rowid(_ row: String) -> String { hasRowID ? "\"\(row)\".\"rowid\"" : "NULL" }
+        func values(_ row: String) -> String { ([rowid(row)] + columns.map { "\"\(row)\".\(SQLQuoting.identifier($0))" }).joined(separator: ", ") }
+        var triggers: [TemporaryTrigger] = []
+        func add(_ kind: String, _ clause: String, _ condition: String?, _ arguments: String) {
+            let body = "SELECT swift_callback(\(SQLQuoting.string(callbackName)), '\(kind)', \(arguments))"
+            let definition = "AFTER \(clause) ON \"main\".\(quotedTable)\nFOR EACH ROW\n"
+                + (condition.map { "WHEN \($0)\n" } ?? "") + "BEGIN\n  \(body);\nEND"
+            let name = "\(table)_changes_\(kind)_\(stableHash(canonicalTokens(definition)).prefix(8))"
+            triggers.append(TemporaryTrigger(name: name, sql: "CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))\n\(definition)",
+                                             tableName: table, firedBy: [kind.uppercased()]))
+        }
+        if case .some(let condition) = inserts { add("insert", "INSERT", condition, values("new")) }
+        if case .some(let condition) = updates {
+            let clause = updateColumns.isEmpty ? "UPDATE" : "UPDATE OF " + updateColumns.map(SQLQuoting.identifier).joined(separator: ", ")
+            add("update", clause, condition, values("old") + ", " + values("new"))
+
+        }
+        if case .some(let condition) = deletes { add("delete", "DELETE", condition, values("old")) }
+        return triggers
+    }
+
+    /// The table's columns as `SELECT *` reads them, from the live schema.
+    func liveColumns(_ db: Database) throws -> [String] {
+        let table = Record.databaseTableName
+        guard try db.tableExists(table) else {
+            throw DatabaseError(resultCode: .SQLITE_ERROR, message:
+                "change feed of \"\(table)\": the table does not exist: run the migrations first, then observe")
+        }
+        return try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden <> 1", arguments: [table])
+    }
+
+    /// What identifies a row across a transaction: its primary key columns,
+    /// or the rowid (an empty list) for a table without one.
+    func keyColumns(_ db: Database) throws -> [String] {
+        let primaryKey = try db.primaryKey(Record.databaseTableName)
+        return primaryKey.isRowID && primaryKey.rowIDColumn == nil ? [] : primaryKey.columns
+    }
+}
+
+/// Decodes feed events into record changes, exactly as a GRDB fetch of the
+/// same row would: a `Row` of the live columns, then `Record(row:)`.
+final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sendable {
+    // Used on the writer's queue only: by the observer, and by the keeper
+    // when a migration changed the table.
+    var columns: [String]
+    var keyColumns: [String]
+    /// Keeps the feed's triggers installed while the decoder lives.
+    var keeper: RuleKeeper?
+
+    init(columns: [String], keyColumns: [String]) {
+        self.columns = columns
+        self.keyColumns = keyColumns
+    }
+
+    /// The change, and the keys of the row before and after.
+    func decode(_ arguments: CallbackArguments) throws -> (change: RecordChange<Record>, oldKey: [DatabaseValue]?, newKey: [DatabaseValue]?) {
+        let values = arguments.record.values.map(\.databaseValue)
+        let width = 1 + columns.count
+        guard let kind = values.first.flatMap(String.fromDatabaseValue),
+              values.count == 1 + width * (kind == "update" ? 2 : 1) else {
+            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message:
+                "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(columns.count) columns")
+        }
+        func side(_ start: Int) throws -> (Record, [DatabaseValue]) {
+            let rowValues = Array(values[(start + 1)..<(start + width)])
+            let row = Row(Dictionary(uniqueKeysWithValues: zip(columns, rowValues.map { $0 as (any DatabaseValueConvertible)? })))
+            let key = keyColumns.isEmpty ? [values[start]] : keyColumns.map { row[$0] as DatabaseValue }
+            return (try Record(row: row), key)
+        }
+        let (first, firstKey) = try side(1)
+        switch kind {
+        case "insert": return (.inserted(first), nil, firstKey)
+        case "delete": return (.deleted(first), firstKey, nil)
+        default:
+            let (second, secondKey) = try side(1 + width)
+            return (.updated(old: first, new: second), firstKey, secondKey)
+        }
+    }
+}
+
+extension CallbackValue {
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .integer(let value): value.databaseValue
+        case .real(let value): value.databaseValue
+        case .text(let value): value.databaseValue
+        case .blob(let value): value.databaseValue
+        }
+    }
+}
+
+/// Folds a transaction's changes into one per row (see
+/// ``ChangeFeed/netPerTransaction()``).
+struct NetChanges<Record> {
+    private var order: [[DatabaseValue]] = []
+    /// Per key, the net change so far: nil when the changes cancelled out.
+    private var pending: [[DatabaseValue]: RecordChange<Record>?] = [:]
+
+    mutating func add(_ change: RecordChange<Record>, oldKey: [DatabaseValue]?, newKey: [DatabaseValue]?) {
+        if case .updated(let old, let new) = change, let oldKey, let newKey, oldKey != newKey {
+            add(.deleted(old), oldKey: oldKey, newKey: nil)
+            add(.inserted(new), oldKey: nil, newKey: newKey)
+            return
+        }
+        guard let key = newKey ?? oldKey else { return }
+        let earlier: RecordChange<Record>?
+        if let seen = pending[key] { earlier = seen } else { order.append(key); earlier = nil }
+        pending.updateValue(Self.fold(earlier, change), forKey: key)
+    }
+
+    /// The net changes, in the order each row first changed; empties the fold.
+    mutating func drain() -> [RecordChange<Record>] {
+        defer { order = []; pending = [:] }
+        return order.compactMap { pending[$0] ?? nil }
+    }
+
+    static func fold(_ earlier: RecordChange<Record>?, _ later: RecordChange<Record>) -> RecordChange<Record>? {
+        switch (earlier, later) {
+        case (nil, _): later
+        case (.inserted, .updated(_, let new)): .inserted(new)
+        case (.inserted, .deleted): nil
+        case (.updated(let old, _), .updated(_, let new)): .updated(old: old, new: new)
+        case (.updated(let old, _), .deleted): .deleted(old)
+        case (.deleted(let old), .inserted(let new)): .updated(old: old, new: new)
+        // Not produced by SQLite for one key (an insert of a present key
+        // fails, an update or delete of an absent row does nothing): keep
+        // the later change.
+        default: later
+        }
+    }
+}

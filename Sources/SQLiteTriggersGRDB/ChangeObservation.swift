@@ -1,0 +1,151 @@
+import Foundation
+
+extension DatabaseWriter {
+    /// Observes every committed change of a record's table, whatever wrote
+    /// it (records, raw SQL, other triggers, cascades, upserts), on the main
+    /// actor: each change once, in commit order, never for rolled-back work.
+    ///
+    /// The feed's TEMP triggers go on the writer's connection and come back
+    /// after migrations, like a ``SQLiteTriggers/RuleSet``. Records are
+    /// decoded from GRDB rows of the table's live columns, as a fetch would
+    /// decode them. The observation lasts as long as the returned token;
+    /// events still queued when it is cancelled are dropped.
+    ///
+    /// ```swift
+    /// let observation = try dbQueue.observeChanges(to: Reminder.self) { change in
+    ///     if case .updated(let old, let new) = change { print(old.title, "->", new.title) }
+    /// }
+    /// ```
+    @MainActor
+    public func observeChanges<Record: FetchableRecord & TableRecord & Sendable>(
+        to record: Record.Type,
+        feed: ChangeFeed<Record> = .all,
+        onError: (@MainActor (any Error) -> Void)? = nil,
+        onChange: @escaping @MainActor (RecordChange<Record>) -> Void
+    ) throws -> CallbackObservation {
+        try startChangeFeed(feed, scheduling: .mainActor, onError: onError.map(onMainActor), onChange: onMainActor(onChange))
+    }
+
+    /// Observes every committed change of a record's table where
+    /// `scheduling` says; see ``observeChanges(to:feed:onError:onChange:)``.
+    ///
+    /// ```swift
+    /// let sync = try dbPool.observeChanges(to: Reminder.self, feed: ChangeFeed.all.netPerTransaction(),
+    ///                                      scheduling: .async(onQueue: syncQueue)) { change in print(change) }
+    /// ```
+    public func observeChanges<Record: FetchableRecord & TableRecord & Sendable>(
+        to record: Record.Type,
+        feed: ChangeFeed<Record> = .all,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onChange: @escaping @Sendable (RecordChange<Record>) -> Void
+    ) throws -> CallbackObservation {
+        try startChangeFeed(feed, scheduling: scheduling, onError: onError, onChange: onChange)
+    }
+
+    /// Runs `body` inside each statement that changes the table, on the
+    /// writer's queue, before the statement completes: the `willInsert` of
+    /// every write path. Throwing refuses the write: the statement fails
+    /// with `SQLITE_CONSTRAINT_FUNCTION` and the error's description, as
+    /// after `RAISE(ABORT)`. Net changes do not apply (nothing is committed yet).
+    ///
+    /// ```swift
+    /// let guardTitles = try dbQueue.checkChanges(to: Reminder.self) { change in
+    ///     if let new = change.new, new.title.isEmpty { throw ValidationError.emptyTitle }
+    /// }
+    /// ```
+    public func checkChanges<Record: FetchableRecord & TableRecord>(
+        to record: Record.Type,
+        feed: ChangeFeed<Record> = .all,
+        _ body: @escaping (RecordChange<Record>) throws -> Void
+    ) throws -> CallbackObservation {
+        try writeWithoutTransaction { db in
+            let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
+            return try db.observeCallbacks(named: feed.callbackName, delivery: .immediate) { arguments in
+                try body(decoder.decode(arguments).change)
+                return nil
+            }
+        }
+    }
+
+    /// The committed changes of a record's table as an async sequence, with
+    /// the bounded buffer of ``CallbackStream``.
+    ///
+    /// ```swift
+    /// for await change in try dbQueue.recordChanges(to: Reminder.self) { print(change) }
+    /// ```
+    public func recordChanges<Record: FetchableRecord & TableRecord & Sendable>(
+        to record: Record.Type, feed: ChangeFeed<Record> = .all, bufferingNewest limit: Int = 1000
+    ) throws -> CallbackStream<RecordChange<Record>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RecordChange<Record>.self, bufferingPolicy: .bufferingNewest(limit))
+        let counters = CallbackStream<RecordChange<Record>>.Counters()
+        let observation = try startChangeFeed(feed, scheduling: .immediate, onError: { _ in counters.countUndecodable() }) { change in
+            if case .dropped = continuation.yield(change) { counters.countDropped() }
+        }
+        continuation.onTermination = { [weak observation] _ in observation?.cancel() }
+        return CallbackStream(stream: stream, continuation: continuation, counters: counters, observation: observation)
+    }
+
+    private func startChangeFeed<Record: FetchableRecord & TableRecord & Sendable>(
+        _ feed: ChangeFeed<Record>,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)?,
+        onChange: @escaping @Sendable (RecordChange<Record>) -> Void
+    ) throws -> CallbackObservation {
+        let token = WeakObservation()
+        let reportError = onError ?? CallbackObservation.defaultErrorHandler
+        let deliver: (RecordChange<Record>) -> Void = { change in scheduling.schedule { if token.isLive { onChange(change) } } }
+        let observation = try writeWithoutTransaction { db in
+            if feed.isNet, try Bool.fetchOne(db, sql: "PRAGMA recursive_triggers") != true {
+                throw DatabaseError(resultCode: .SQLITE_MISUSE, message:
+                    "net changes of \"\(Record.databaseTableName)\" need PRAGMA recursive_triggers = ON on the writer: "
+                    + "without it, a row that INSERT OR REPLACE deletes is never reported, and the net changes would be wrong")
+            }
+            let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
+            let flusher = feed.isNet ? NetChangeFlusher<Record>(deliver: deliver) : nil
+            if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
+            return try db.observeCallbacks(named: feed.callbackName, delivery: .afterCommit, onError: { error in
+                scheduling.schedule { if token.isLive { reportError(error) } }
+            }) { arguments in
+                let (change, oldKey, newKey) = try decoder.decode(arguments)
+                if let flusher {
+                    flusher.net.add(change, oldKey: oldKey, newKey: newKey)
+                } else {
+                    deliver(change)
+                }
+                return nil
+            }
+        }
+        token.observation = observation
+        return observation
+    }
+}
+
+extension ChangeDecoder {
+    /// A decoder for `feed`, with its triggers installed on `db` and kept
+    /// there (and its columns kept current) for as long as the decoder lives.
+    static func keeping(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
+        let decoder = ChangeDecoder(columns: try feed.liveColumns(db), keyColumns: try feed.keyColumns(db))
+        decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
+            let triggers = try feed.triggers(db)
+            decoder?.columns = try feed.liveColumns(db)
+            decoder?.keyColumns = try feed.keyColumns(db)
+            return triggers
+        }
+        return decoder
+    }
+}
+
+/// Hands out a transaction's net changes once GRDB reports its commit,
+/// after the feed's events of that commit were folded in.
+private final class NetChangeFlusher<Record>: TransactionObserver {
+    var net = NetChanges<Record>()
+    let deliver: (RecordChange<Record>) -> Void
+
+    init(deliver: @escaping (RecordChange<Record>) -> Void) { self.deliver = deliver }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidCommit(_ db: Database) { net.drain().forEach(deliver) }
+    func databaseDidRollback(_ db: Database) { _ = net.drain() }
+}

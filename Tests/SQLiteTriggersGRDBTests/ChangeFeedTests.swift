@@ -1,0 +1,338 @@
+import Foundation
+import SQLiteTriggersGRDB
+import Testing
+
+/// A list and its items: a cascade, a SET NULL, a UNIQUE besides the key.
+struct FeedList: Codable, FetchableRecord, PersistableRecord, Hashable, Sendable {
+    static let databaseTableName = "feedLists"
+    var id: Int64
+    var title: String
+}
+
+struct FeedItem: Codable, FetchableRecord, PersistableRecord, Hashable, Sendable {
+    static let databaseTableName = "feedItems"
+    var id: String
+    var listID: Int64?
+    var ownerID: Int64?
+    var title: String
+    var rank: Int
+    var dueDate: Date?
+}
+
+let feedSchema = """
+    CREATE TABLE feedLists(id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE);
+    CREATE TABLE feedItems(
+      id TEXT PRIMARY KEY NOT NULL,
+      listID INTEGER REFERENCES feedLists(id) ON DELETE CASCADE,
+      ownerID INTEGER REFERENCES feedLists(id) ON DELETE SET NULL,
+      title TEXT NOT NULL,
+      rank INTEGER NOT NULL DEFAULT 0,
+      dueDate TEXT);
+    """
+
+/// A copy of a table kept only from delivered changes.
+struct Replica<Record: Hashable> {
+    var rows: [[DatabaseValue]: Record] = [:]
+    let key: (Record) -> [DatabaseValue]
+
+    mutating func apply(_ change: RecordChange<Record>) {
+        switch change {
+        case .inserted(let new): rows[key(new)] = new
+        case .updated(let old, let new): rows[key(old)] = nil; rows[key(new)] = new
+        case .deleted(let old): rows[key(old)] = nil
+        }
+    }
+}
+
+@Suite(.serialized) struct ChangeFeedTests {
+    func makeQueue(recursiveTriggers: Bool = false) throws -> DatabaseQueue {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db in
+            try db.execute(sql: feedSchema)
+            if recursiveTriggers { try db.execute(sql: "PRAGMA recursive_triggers = ON") }
+        }
+        return dbQueue
+    }
+
+    func collect<Record: FetchableRecord & TableRecord & Sendable>(
+        _ record: Record.Type, feed: ChangeFeed<Record> = .all, on writer: some DatabaseWriter
+    ) throws -> (Locked<[RecordChange<Record>]>, CallbackObservation) {
+        let changes = Locked<[RecordChange<Record>]>([])
+        let observation = try writer.observeChanges(to: record, feed: feed, scheduling: .immediate) { change in
+            changes.mutate { $0.append(change) }
+        }
+        return (changes, observation)
+    }
+
+    @Test func everyWritePathIsSeenWithItsValues() throws {
+        let dbQueue = try makeQueue()
+        let (changes, observation) = try collect(FeedItem.self, on: dbQueue)
+        defer { observation.cancel() }
+        let due = Date(timeIntervalSince1970: 1_700_000_000)
+        try dbQueue.write { db in
+            try FeedList(id: 1, title: "Home").insert(db)
+            try FeedList(id: 2, title: "Work").insert(db)
+            try FeedItem(id: "a", listID: 1, ownerID: 2, title: "Milk", rank: 0, dueDate: due).insert(db)   // record
+            try db.execute(sql: "UPDATE feedItems SET rank = 5 WHERE id = 'a'")                                // raw SQL
+            try db.execute(sql: "INSERT INTO feedItems(id, listID, title) VALUES ('a', 1, 'Oat milk') ON CONFLICT(id) DO UPDATE SET title = excluded.title")
+            try db.execute(sql: "DELETE FROM feedLists WHERE id = 2")                                        // SET NULL
+            try db.execute(sql: "DELETE FROM feedLists WHERE id = 1")                                        // CASCADE
+        }
+        let milk = FeedItem(id: "a", listID: 1, ownerID: 2, title: "Milk", rank: 0, dueDate: due)
+        var ranked = milk; ranked.rank = 5
+        var renamed = ranked; renamed.title = "Oat milk"
+        var orphaned = renamed; orphaned.ownerID = nil
+        #expect(changes.value == [
+            .inserted(milk), .updated(old: milk, new: ranked), .updated(old: ranked, new: renamed),
+            .updated(old: renamed, new: orphaned), .deleted(orphaned),
+        ])
+    }
+
+    @Test func rolledBackAndFailedWorkIsNeverSeen() throws {
+        let dbQueue = try makeQueue()
+        let (changes, observation) = try collect(FeedList.self, on: dbQueue)
+        defer { observation.cancel() }
+        try dbQueue.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try FeedList(id: 1, title: "kept").insert(db)
+                try db.inSavepoint {
+                    try FeedList(id: 2, title: "rolled back to").insert(db)
+                    return .rollback
+                }
+                #expect(throws: DatabaseError.self) { try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (3, 'x'), (4, 'kept')") }
+                return .commit
+            }
+            try db.inTransaction {
+                try FeedList(id: 5, title: "rolled back").insert(db)
+                return .rollback
+            }
+        }
+        #expect(changes.value == [.inserted(FeedList(id: 1, title: "kept"))], "the failed statement's first row too is gone")
+    }
+
+    @Test func insertOrReplaceInBothRecursiveTriggerModes() throws {
+        for recursive in [false, true] {
+            let dbQueue = try makeQueue(recursiveTriggers: recursive)
+            let (changes, observation) = try collect(FeedList.self, on: dbQueue)
+            try dbQueue.write { db in
+                try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'a')")
+                try db.execute(sql: "INSERT OR REPLACE INTO feedLists(id, title) VALUES (1, 'b')")
+            }
+            let expected: [RecordChange<FeedList>] = recursive
+                ? [.inserted(FeedList(id: 1, title: "a")), .deleted(FeedList(id: 1, title: "a")), .inserted(FeedList(id: 1, title: "b"))]
+                : [.inserted(FeedList(id: 1, title: "a")), .inserted(FeedList(id: 1, title: "b"))]
+            #expect(changes.value == expected, "recursive_triggers \(recursive)")
+            observation.cancel()
+        }
+    }
+
+    @Test func filtersRunInSQL() throws {
+        let dbQueue = try makeQueue()
+        let (renames, renameObservation) = try collect(FeedList.self, feed: .updates(of: ["title"], where: "new.title <> ''"), on: dbQueue)
+        let (removals, removalObservation) = try collect(FeedList.self, feed: .deletes(where: "old.id > 1").and(.inserts()), on: dbQueue)
+        defer { renameObservation.cancel(); removalObservation.cancel() }
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'a'), (2, 'b')")
+            try db.execute(sql: "UPDATE feedLists SET title = 'c' WHERE id = 1")
+            try db.execute(sql: "UPDATE feedLists SET title = '' WHERE id = 2")
+            try db.execute(sql: "DELETE FROM feedLists")
+        }
+        #expect(renames.value == [.updated(old: FeedList(id: 1, title: "a"), new: FeedList(id: 1, title: "c"))])
+        #expect(removals.value == [.inserted(FeedList(id: 1, title: "a")), .inserted(FeedList(id: 2, title: "b")),
+                                   .deleted(FeedList(id: 2, title: ""))])
+    }
+
+    @Test func netChangesFoldEachTransaction() throws {
+        let error = try #require(throws: DatabaseError.self) {
+            try makeQueue().observeChanges(to: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { _ in }
+        }
+        #expect(error.message?.contains("need PRAGMA recursive_triggers = ON") == true)
+        let dbQueue = try makeQueue(recursiveTriggers: true)
+        let (changes, observation) = try collect(FeedList.self, feed: ChangeFeed.all.netPerTransaction(), on: dbQueue)
+        defer { observation.cancel() }
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+        }
+        changes.mutate { $0.removeAll() }
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                INSERT INTO feedLists(id, title) VALUES (10, 'new');  UPDATE feedLists SET title = 'newer' WHERE id = 10;
+                INSERT INTO feedLists(id, title) VALUES (11, 'gone'); DELETE FROM feedLists WHERE id = 11;
+                UPDATE feedLists SET title = 'a2' WHERE id = 1;       UPDATE feedLists SET title = 'a3' WHERE id = 1;
+                UPDATE feedLists SET title = 'b2' WHERE id = 2;       DELETE FROM feedLists WHERE id = 2;
+                DELETE FROM feedLists WHERE id = 3;                   INSERT INTO feedLists(id, title) VALUES (3, 'c again');
+                """)
+        }
+        #expect(changes.value == [
+            .inserted(FeedList(id: 10, title: "newer")),
+            .updated(old: FeedList(id: 1, title: "a"), new: FeedList(id: 1, title: "a3")),
+            .deleted(FeedList(id: 2, title: "b")),
+            .updated(old: FeedList(id: 3, title: "c"), new: FeedList(id: 3, title: "c again")),
+        ])
+    }
+
+    @Test func anImmediateCheckVetoesAnyWritePath() throws {
+        struct EmptyTitle: Error, CustomStringConvertible { var description: String { "a list needs a title" } }
+        let dbQueue = try makeQueue()
+        let check = try dbQueue.checkChanges(to: FeedList.self) { change in
+            if change.new?.title.isEmpty == true { throw EmptyTitle() }
+        }
+        defer { check.cancel() }
+        try dbQueue.write { db in try FeedList(id: 1, title: "ok").insert(db) }
+        let error = try #require(throws: DatabaseError.self) {
+            try dbQueue.write { db in try db.execute(sql: "UPDATE feedLists SET title = ''") }
+        }
+        #expect(error.extendedResultCode == .SQLITE_CONSTRAINT_FUNCTION)
+        #expect(error.message?.contains("a list needs a title") == true)
+        #expect(try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT title FROM feedLists") } == "ok")
+    }
+
+    @Test func anAsyncSequenceOfChanges() async throws {
+        let dbQueue = try makeQueue()
+        let stream = try dbQueue.recordChanges(to: FeedList.self)
+        try await dbQueue.write { db in try FeedList(id: 1, title: "a").insert(db) }
+        try await dbQueue.write { db in try db.execute(sql: "DELETE FROM feedLists") }
+        var received: [RecordChange<FeedList>] = []
+        for await change in stream {
+            received.append(change)
+            if received.count == 2 { break }
+        }
+        #expect(received == [.inserted(FeedList(id: 1, title: "a")), .deleted(FeedList(id: 1, title: "a"))])
+    }
+
+    @Test func aFeedFollowsAMigrationThatChangesItsTable() throws {
+        struct Renamed: Codable, FetchableRecord, TableRecord, Hashable, Sendable {
+            static let databaseTableName = "feedLists"
+            var id: Int64
+            var title: String
+            var color: Int?
+        }
+        let dbQueue = try makeQueue()
+        let (changes, observation) = try collect(Renamed.self, on: dbQueue)
+        defer { observation.cancel() }
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("color") { db in
+            try db.execute(sql: """
+                CREATE TABLE new_feedLists(id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE, color INTEGER);
+                INSERT INTO new_feedLists(id, title) SELECT id, title FROM feedLists;
+                DROP TABLE feedItems; DROP TABLE feedLists;
+                ALTER TABLE new_feedLists RENAME TO feedLists;
+                """)
+        }
+        try migrator.migrate(dbQueue)
+        try dbQueue.write { db in try db.execute(sql: "INSERT INTO feedLists(id, title, color) VALUES (1, 'a', 7)") }
+        #expect(changes.value == [.inserted(Renamed(id: 1, title: "a", color: 7))], "the feed came back, with the new column")
+    }
+
+    /// The heart of it: random writes through every path, in transactions
+    /// with savepoints, failures and rollbacks; replicas kept only from
+    /// delivered changes, exact and net, must equal the tables after every
+    /// transaction. SQLITETRIGGERS_FEED_TRANSACTIONS runs it longer.
+    @Test(arguments: [false, true])
+    func replicasKeptFromChangesEqualTheTables(recursiveTriggers: Bool) throws {
+        let transactions = Int(ProcessInfo.processInfo.environment["SQLITETRIGGERS_FEED_TRANSACTIONS"] ?? "") ?? 300
+        let dbQueue = try makeQueue(recursiveTriggers: recursiveTriggers)
+        var exactLists = Replica<FeedList>(key: { [$0.id.databaseValue] })
+        var exactItems = Replica<FeedItem>(key: { [$0.id.databaseValue] })
+        var netLists = exactLists, netItems = exactItems
+        let delivered = Locked<[(net: Bool, list: RecordChange<FeedList>?, item: RecordChange<FeedItem>?)]>([])
+        var observations = [
+            try dbQueue.observeChanges(to: FeedList.self, scheduling: .immediate) { c in delivered.mutate { $0.append((false, c, nil)) } },
+            try dbQueue.observeChanges(to: FeedItem.self, scheduling: .immediate) { c in delivered.mutate { $0.append((false, nil, c)) } },
+        ]
+        // Net changes need recursive triggers (observing refuses otherwise).
+        if recursiveTriggers {
+            observations += [
+                try dbQueue.observeChanges(to: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { c in
+                    delivered.mutate { $0.append((true, c, nil)) } },
+                try dbQueue.observeChanges(to: FeedItem.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { c in
+                    delivered.mutate { $0.append((true, nil, c)) } },
+            ]
+        }
+        defer { observations.forEach { $0.cancel() } }
+        var generator = SplitMix64(seed: recursiveTriggers ? 2 : 1)
+        var committed = 0
+        for _ in 0..<transactions {
+            try dbQueue.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                        if Int.random(in: 0..<6, using: &generator) == 0 {
+                            try db.inSavepoint {
+                                try randomWrite(db, &generator, recursiveTriggers: recursiveTriggers)
+                                return Bool.random(using: &generator) ? .commit : .rollback
+                            }
+                        } else {
+                            try randomWrite(db, &generator, recursiveTriggers: recursiveTriggers)
+                        }
+                    }
+                    let commit = Int.random(in: 0..<5, using: &generator) > 0
+                    if commit { committed += 1 }
+                    return commit ? .commit : .rollback
+                }
+            }
+            for event in delivered.value {
+                if let change = event.list { event.net ? netLists.apply(change) : exactLists.apply(change) }
+                if let change = event.item { event.net ? netItems.apply(change) : exactItems.apply(change) }
+            }
+            delivered.mutate { $0.removeAll() }
+            let (lists, items) = try dbQueue.read { db in (try FeedList.fetchSet(db), try FeedItem.fetchSet(db)) }
+            #expect(Set(exactLists.rows.values) == lists)
+            #expect(Set(exactItems.rows.values) == items)
+            if recursiveTriggers {
+                #expect(Set(netLists.rows.values) == lists)
+                #expect(Set(netItems.rows.values) == items)
+            }
+            if Set(exactItems.rows.values) != items || (recursiveTriggers && Set(netItems.rows.values) != items) { break }
+        }
+        #expect(committed > transactions / 2)
+        print("change feed model test: \(transactions) transactions, \(committed) committed, recursive_triggers \(recursiveTriggers)")
+    }
+}
+
+/// One random write, through a record, raw SQL, an upsert, INSERT OR
+/// REPLACE or a delete that cascades; constraint failures are expected
+/// and leave the transaction going.
+func randomWrite(_ db: Database, _ generator: inout SplitMix64, recursiveTriggers: Bool) throws {
+    let list = Int64.random(in: 1...4, using: &generator)
+    let item = "i\(Int.random(in: 1...12, using: &generator))"
+    let title = ["a", "b", "c", "d", ""].randomElement(using: &generator)!
+    let rank = Int.random(in: 0...3, using: &generator)
+    let owner = Int64.random(in: 1...4, using: &generator)
+    let otherItem = "i\(Int.random(in: 1...12, using: &generator))"
+    let statements: [() throws -> Void] = [
+        { try FeedList(id: list, title: "list \(list) \(title)").insert(db) },
+        { try FeedItem(id: item, listID: list, ownerID: owner, title: title, rank: rank,
+                       dueDate: Date(timeIntervalSince1970: Double(rank) * 86_400)).insert(db) },
+        { try db.execute(sql: "UPDATE feedItems SET rank = rank + 1, title = title || '!' WHERE listID = ?", arguments: [list]) },
+        { try db.execute(sql: "UPDATE feedItems SET id = ? WHERE id = ?", arguments: [item, otherItem]) },
+        { try db.execute(sql: "DELETE FROM feedLists WHERE id = ?", arguments: [list]) },
+        { try db.execute(sql: "DELETE FROM feedItems WHERE rank = ?", arguments: [rank]) },
+        { try db.execute(sql: """
+            INSERT INTO feedItems(id, listID, title, rank) VALUES (?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET title = excluded.title, rank = excluded.rank
+            """, arguments: [item, list, title, rank]) },
+        { try db.execute(sql: "INSERT OR REPLACE INTO feedItems(id, listID, title, rank) VALUES (?, ?, ?, ?)", arguments: [item, list, title, rank]) },
+        { try db.execute(sql: "INSERT OR IGNORE INTO feedLists(id, title) VALUES (?, ?)", arguments: [list, "list \(list)"]) },
+        // A REPLACE that removes another row over the UNIQUE title: reported
+        // only when recursive_triggers is on (see the README).
+        { if recursiveTriggers { try db.execute(sql: "INSERT OR REPLACE INTO feedLists(id, title) VALUES (?, ?)", arguments: [list, "list 1 a"]) } },
+    ]
+    do {
+        try statements.randomElement(using: &generator)!()
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+        // A failing statement: SQLite undid its changes, the transaction goes on.
+    }
+}
+
+/// A small seeded generator, the same on every platform.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
