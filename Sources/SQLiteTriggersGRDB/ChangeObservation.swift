@@ -51,7 +51,7 @@ extension DatabaseWriter {
     ///
     /// ```swift
     /// let guardTitles = try dbQueue.checkChanges(to: Reminder.self) { change in
-    ///     if let new = change.new, new.title.isEmpty { throw ValidationError.emptyTitle }
+    ///     if let new = change.new, new.title.isEmpty { throw DatabaseError(message: "a reminder needs a title") }
     /// }
     /// ```
     public func checkChanges<Record: FetchableRecord & TableRecord>(

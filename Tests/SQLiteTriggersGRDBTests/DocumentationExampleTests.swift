@@ -115,7 +115,7 @@ import Testing
         db: Database, dbQueue: DatabaseQueue, dbPool: DatabasePool, handle: OpaquePointer, \
         config: inout Configuration, migrator: inout DatabaseMigrator, rules: RuleSet, path: String, \
         syncQueue: DispatchQueue, appClock: (now: Date, ()), stampsCreation: Bool, defaultTitle: String, \
-        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, view: TemporaryView, \
+        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, view: TemporaryView, change: RecordChange<PreludeReminder>, \
         id: UUID, list: PreludeRemindersList, \
         new: TriggerRow<PreludeReminder>, old: TriggerRow<PreludeReminder>, row: inout ColumnAssignments<PreludeReminder>
         """

@@ -80,6 +80,10 @@ import Testing
             try Self.between("// BEGIN README constructs\(part.isEmpty ? "\n" : " " + part)", "// END README constructs\(part.isEmpty ? "\n" : " " + part)", in: constructsSource)
         }.joined(separator: "\n")
         #expect(Self.codeLines(try readmeBlock("## Every builder construct")) == Self.codeLines(constructs))
+        let feedSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeChangeFeed.swift"), encoding: .utf8)
+        let feed = try Self.between("// BEGIN README change feed declarations", "// END README change feed declarations", in: feedSource)
+            + "\n" + Self.between("// BEGIN README change feed statements", "// END README change feed statements", in: feedSource)
+        #expect(Self.codeLines(try readmeBlock("## Change feeds")) == Self.codeLines(feed))
         let migration = try Self.between("// BEGIN README migration statements", "// END README migration statements", in: source)
         #expect(Self.codeLines(try readmeBlock("## Sync-ready primary keys")) == Self.codeLines(migration))
     }
