@@ -4,14 +4,15 @@
 //
 // Creates the Reminders schema with integer keys and sample data, migrates
 // it to UUID keys, installs the six rules from @Table types, then plays a
-// scripted series of user actions and says what happened. Exits 1 at the
-// first step that does not behave as expected.
+// scripted series of user actions and says what happened, while a replica
+// of the reminders table is kept from the change feed alone. Exits 1 if a
+// step does not behave as expected.
 import Foundation
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 
 @Table("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
-@Table struct Reminder {
+@Table struct Reminder: Codable, FetchableRecord, TableRecord, Hashable, Sendable {
     let id: UUID
     var title: String
     var status: Int
@@ -22,7 +23,7 @@ import SQLiteTriggersMacros
 @Table struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
 @CallbackEvent struct ReminderCompleted: Sendable { var id: UUID; var title: String }
 
-let rules = [
+let rules = RuleSet([
     Reminder.afterInsertTouch(\.createdAt),
     Reminder.afterUpdateTouch(\.updatedAt),
     RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
@@ -38,7 +39,7 @@ let rules = [
     Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
         ReminderCompleted.callback(id: new.id, title: new.title)
     }),
-]
+])
 
 let integerSchema = """
     CREATE TABLE "remindersLists" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "color" INTEGER NOT NULL DEFAULT 1251602431,
@@ -92,10 +93,9 @@ var config = Configuration()
 config.prepareDatabase { db in
     try db.installSQLiteTriggers()
     try db.execute(sql: "PRAGMA recursive_triggers = ON")
-    guard !db.configuration.readonly else { return }
-    for rule in rules { try rule.execute(db) }
 }
 let dbPool = try DatabasePool(path: path, configuration: config)
+try rules.install(in: dbPool)                       // the writer only; back after any later migration
 try dbPool.read { db in
     let reminder = try Row.fetchOne(db, sql: """
         SELECT r.id, r.title, l.title AS list, (SELECT count(*) FROM reminderTags WHERE reminderID = r.id) AS tags
@@ -107,12 +107,16 @@ try dbPool.read { db in
 }
 
 let completions = Locked<String>()
-let observation = try dbPool.write { db in
-    try db.observe(ReminderCompleted.self) { event in
-        print("  📣 after commit: “\(event.title)” was completed")
-        completions.append(event.title)
-    }
+let observation = try dbPool.observe(ReminderCompleted.self, scheduling: .immediate) { event in
+    print("  📣 after commit: “\(event.title)” was completed")
+    completions.append(event.title)
 }
+
+// A replica of the reminders table, kept only from the change feed: what a
+// sync engine or a search index would keep.
+let replica = Replica()
+let feed = try dbPool.observeChanges(to: Reminder.self, scheduling: .immediate) { change in replica.apply(change) }
+try dbPool.read { db in replica.seed(try Reminder.fetchAll(db)) }
 
 step("Edit a reminder with raw SQL: the database stamps it")
 try dbPool.write { db in try db.execute(sql: "UPDATE reminders SET title = 'Buy oat milk' WHERE title = 'Buy milk'") }
@@ -160,15 +164,44 @@ try dbPool.writeWithoutTransaction { db in
 }
 expect(completions.value == ["Call mom"], "a rolled-back transaction's callbacks never arrive")
 
+/// Compares the replica kept from the change feed with the table.
+@MainActor func checkReplica(_ when: String) throws {
+    let table = try dbPool.read { db in try Set(Reminder.fetchAll(db)) }
+    print("  \(replica.changes.value.count) changes received so far; the replica holds \(replica.rows.count) reminders, the table \(table.count)")
+    expect(Set(replica.rows.values) == table, "the replica kept from the change feed equals the table, row for row, \(when)")
+}
+step("The replica kept from the change feed")
+try checkReplica("after edits, a refused save and a rollback")
+
 step("Delete every list")
 try dbPool.write { db in try db.execute(sql: "DELETE FROM remindersLists") }
 let remaining = try dbPool.read { db in try String.fetchAll(db, sql: "SELECT title FROM remindersLists") }
 print("  lists now: \(remaining.joined(separator: ", "))")
 expect(remaining == ["Reminders"], "a list titled “Reminders” appeared")
+try checkReplica("after the cascade")
 observation.cancel()
+feed.cancel()
 
 print(failures == 0 ? "\nEvery step behaved as expected." : "\n\(failures) step(s) did not behave as expected.")
 exit(failures == 0 ? 0 : 1)
+
+/// The reminders, by id, from the feed's changes.
+final class Replica: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [UUID: Reminder] = [:]
+    let changes = Locked<String>()
+    var rows: [UUID: Reminder] { lock.withLock { stored } }
+
+    func seed(_ reminders: [Reminder]) { lock.withLock { for reminder in reminders { stored[reminder.id] = reminder } } }
+
+    func apply(_ change: RecordChange<Reminder>) {
+        changes.append("\(change)")
+        lock.withLock {
+            if let old = change.old { stored[old.id] = nil }
+            if let new = change.new { stored[new.id] = new }
+        }
+    }
+}
 
 /// A list several threads append to.
 final class Locked<Element>: @unchecked Sendable {
