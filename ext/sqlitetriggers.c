@@ -9,6 +9,7 @@
 **   uuid(), uuidv7(), uuid_str(X), uuid_blob(X), uuid_version(X),
 **   uuidv7_timestamp(X), uuidv7_datetime(X)                       uuid.c
 **   datetime_subsec(...), unixepoch_subsec(...)                   time.c
+**   sqlitetriggers_change_feed(TABLE, MODE)                       change_feed.c
 **   swift_callback(NAME, ...), swift_callback_log_capacity(N), the tables
 **   swift_callback_log and temp.swift_callback_pending          callback.c
 **
@@ -241,6 +242,7 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_uuid_functions(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_time_functions(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_callback_functions(db, p);
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_change_feed_functions(db, p);
   sqlitetriggers_connection_release(p);
   if( rc!=SQLITE_OK && pzErrMsg ){
     *pzErrMsg = sqlite3_mprintf("sqlitetriggers: registration failed: %s",

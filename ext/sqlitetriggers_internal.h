@@ -119,6 +119,9 @@ int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 /* uuid.c */
 int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);
 
+/* change_feed.c */
+int sqlitetriggers_register_change_feed_functions(sqlite3 *db, Connection *p);
+
 #if defined(__GNUC__) || defined(__clang__)
 # pragma GCC visibility pop
 #endif

@@ -123,6 +123,9 @@ static const char *const aFunctionSql[] = {
   "    || sqlitetriggers_derived_uuid(zeroblob(32), 'x', -1)",
   "SELECT swift_callback_log_capacity(10) || swift_callback_log_capacity()",
   "SELECT quote(swift_callback('direct', 1, 2.5, 'three', zeroblob(4), NULL))",
+  /* Table cf exists (created before the injection starts). */
+  "SELECT sqlitetriggers_change_feed('cf') || sqlitetriggers_change_feed('cf', 'keys')"
+  "    || sqlitetriggers_change_feed('cf', 'off')",
 };
 #define N_FUNCTION_SQL (int)(sizeof(aFunctionSql)/sizeof(aFunctionSql[0]))
 
@@ -144,6 +147,10 @@ static void runFunctions(long iAt, int persistent){
   char zOut[4096];
   int i;
   sqlitetriggers_pin_clock(db, 1704164645678LL + 86400000);
+  if( sqlite3_exec(db, "CREATE TABLE cf(id INTEGER PRIMARY KEY, v TEXT)", 0, 0, 0)!=SQLITE_OK ){
+    fprintf(stderr, "oom: cannot create the change-feed table\n");
+    exit(2);
+  }
   arm(iAt, persistent);
   for(i=0; i<N_FUNCTION_SQL; i++){
     int rc = run(db, aFunctionSql[i], zOut);
