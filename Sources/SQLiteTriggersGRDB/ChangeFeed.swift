@@ -199,6 +199,18 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     var keyColumns: [String]
     /// Keeps the feed's triggers installed while the decoder lives.
     var keeper: RuleKeeper?
+    /// Where to remove the triggers once the observation ends.
+    weak var writer: (any DatabaseWriter)?
+
+    deinit {
+        // The observation ended (cancelled or released): the feed's triggers
+        // go too, on the writer's queue. Another feed with the same filter
+        // shares them; its keeper puts them back after that very commit.
+        guard let writer, let names = keeper?.installed, !names.isEmpty else { return }
+        writer.asyncWriteWithoutTransaction { db in
+            for name in names { try? db.execute(sql: "DROP TRIGGER IF EXISTS temp.\(SQLQuoting.identifier(name))") }
+        }
+    }
 
     init(columns: [String], keyColumns: [String]) {
         self.columns = columns

@@ -61,6 +61,7 @@ extension DatabaseWriter {
     ) throws -> CallbackObservation {
         try writeWithoutTransaction { db in
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
+            decoder.writer = self
             return try db.observeCallbacks(named: feed.callbackName, delivery: .immediate) { arguments in
                 try body(decoder.decode(arguments).change)
                 return nil
@@ -102,6 +103,7 @@ extension DatabaseWriter {
                     + "without it, a row that INSERT OR REPLACE deletes is never reported, and the net changes would be wrong")
             }
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
+            decoder.writer = self
             let flusher = feed.isNet ? NetChangeFlusher<Record>(deliver: deliver) : nil
             if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
             return try db.observeCallbacks(named: feed.callbackName, delivery: .afterCommit, onError: { error in

@@ -224,6 +224,23 @@ struct Replica<Record: Hashable> {
         #expect(changes.value == [.inserted(Renamed(id: 1, title: "a", color: 7))], "the feed came back, with the new column")
     }
 
+    @Test func cancellingRemovesTheFeedsTriggersButNotASharedFeedsOnes() throws {
+        let dbQueue = try makeQueue()
+        func triggerCount() throws -> Int {
+            try dbQueue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'") ?? 0 }
+        }
+        let (first, firstObservation) = try collect(FeedList.self, on: dbQueue)
+        let (second, secondObservation) = try collect(FeedList.self, on: dbQueue)
+        #expect(try triggerCount() == 3, "two identical feeds share their triggers")
+        firstObservation.cancel()
+        try dbQueue.write { db in try FeedList(id: 1, title: "a").insert(db) }
+        #expect(first.value.isEmpty)
+        #expect(second.value == [.inserted(FeedList(id: 1, title: "a"))], "the other feed still hears")
+        secondObservation.cancel()
+        try dbQueue.write { _ in }                      // after the removal the cancel scheduled
+        #expect(try triggerCount() == 0, "no trigger is left firing for nobody")
+    }
+
     /// The heart of it: random writes through every path, in transactions
     /// with savepoints, failures and rollbacks; replicas kept only from
     /// delivered changes, exact and net, must equal the tables after every
