@@ -1,7 +1,8 @@
 """make bench: gathers the ROW lines the benchmarks print into one table.
 
 A row is tab-separated: ROW, what is measured, our variant, its figure, the
-peer, its figure, the unit, and the target ratio (empty when none). The
+peer, its figure, the unit, and the target ratio (empty when none). A row
+with no peer figure (nothing to compare with) reports our figure alone. The
 table goes to standard output and, with --markdown FILE, to FILE.
 """
 import os
@@ -30,7 +31,8 @@ def main():
     ]
     failed = 0
     for _, what, ours, ours_value, peer, peer_value, unit, target in rows:
-        ours_value, peer_value = float(ours_value), float(peer_value)
+        ours_value = float(ours_value)
+        peer_value = float(peer_value) if peer_value else None
         ratio = ours_value / peer_value if peer_value else float("nan")
         met = ""
         if target:
@@ -38,8 +40,10 @@ def main():
             failed += met == "NO"
         def figure(value):
             return f"{value:,.0f} {unit}" if value >= 100 else f"{value:.2f} {unit}".replace(".00 ", " ")
-        lines.append(f"| {what} | `{ours}` {figure(ours_value)} | `{peer}` {figure(peer_value)} | "
-                     f"{ratio:.2f} | {'≤ ' + target if target else ''} | {met} |")
+        peer_text = f"`{peer}` {figure(peer_value)}" if peer_value is not None else peer
+        ratio_text = f"{ratio:.2f}" if peer_value is not None else "—"
+        lines.append(f"| {what} | `{ours}` {figure(ours_value)} | {peer_text} | "
+                     f"{ratio_text} | {'≤ ' + target if target else ''} | {met} |")
     text = "\n".join(lines)
     print(text)
     if len(sys.argv) == 3 and sys.argv[1] == "--markdown":
