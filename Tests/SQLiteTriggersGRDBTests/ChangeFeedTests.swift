@@ -353,3 +353,43 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Records from the feed decode exactly as GRDB fetches them: custom
+/// DatabaseValueConvertible types, JSON columns, dates, UUIDs as text and blob.
+@Suite struct ChangeFeedDecodingTests {
+    struct Temperature: DatabaseValueConvertible, Codable, Hashable, Sendable {
+        var celsius: Double
+        var databaseValue: DatabaseValue { celsius.databaseValue }
+        static func fromDatabaseValue(_ dbValue: DatabaseValue) -> Temperature? { Double.fromDatabaseValue(dbValue).map(Temperature.init) }
+    }
+    struct Place: Codable, Hashable, Sendable { var city: String; var floors: [Int] }
+    struct Reading: Codable, FetchableRecord, PersistableRecord, Hashable, Sendable {
+        static let databaseTableName = "readings"
+        var id: UUID              // GRDB's default: a 16-byte blob
+        var textID: UUID          // stored as text by the encoding strategy below
+        var temperature: Temperature
+        var place: Place          // a JSON column
+        var at: Date
+        var note: String?
+        static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy {
+            column == "textID" ? .lowercaseString : .deferredToUUID
+        }
+    }
+
+    @Test func feedRecordsEqualFetchedRecords() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE readings(id BLOB PRIMARY KEY, textID TEXT, temperature REAL, place TEXT, at TEXT, note TEXT)")
+        }
+        let changes = Locked<[RecordChange<Reading>]>([])
+        let observation = try dbQueue.observeChanges(to: Reading.self, scheduling: .immediate) { change in changes.mutate { $0.append(change) } }
+        defer { observation.cancel() }
+        let reading = Reading(id: UUID(), textID: UUID(), temperature: Temperature(celsius: 21.5),
+                              place: Place(city: "Lyon", floors: [1, 2]), at: Date(timeIntervalSince1970: 1_700_000_000.123), note: nil)
+        try dbQueue.write { db in try reading.insert(db) }
+        let fetched = try dbQueue.read { db in try Reading.fetchOne(db) }
+        #expect(try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT typeof(id) || ' ' || typeof(textID) FROM readings") } == "blob text")
+        #expect(changes.value == [.inserted(try #require(fetched))])
+        #expect(fetched?.place == reading.place && fetched?.temperature == reading.temperature)
+    }
+}
