@@ -17,44 +17,38 @@ enum ReadmeRules {
 
     // END README rules declarations
 
-    /// Installs the README's rules through `config`, and returns them.
-    @discardableResult
-    static func configure(_ config: inout Configuration) -> [TemporaryTrigger] {
-        // BEGIN README rules statements
-        let rules = [
-            // 1. Timestamps, safe with recursive_triggers and a pinned clock.
-            Reminder.afterInsertTouch(\.createdAt),
-            Reminder.afterUpdateTouch(\.updatedAt),
-            // 2. Never an empty list table.
-            RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
-                RemindersList.insert { $0.title = "Reminders" }
-            }),
-            // 3. New lists go last.
-            RemindersList.createTemporaryTrigger(after: .insert { new in
-                RemindersList.update { $0.position = RemindersList.count() - 1 }.find(new.id)
-            }),
-            // 4. At most 5 tags per reminder.
-            ReminderTag.createTemporaryTrigger(before: .insert { new in
-                .raise(.abort, "Reminders can have a maximum of 5 tags.",
-                       when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
-            }),
-            // 5. Tell the app when a reminder is completed.
-            Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
-                ReminderCompleted.callback(id: new.id, title: new.title)
-            }),
-        ]
-        config.prepareDatabase { db in
-            try db.installSQLiteTriggers()
-            if !db.configuration.readonly { for rule in rules { try rule.execute(db) } }   // writer only
-        }
-        // END README rules statements
-        return rules
+    // BEGIN README rules statements
+    static let ruleSet = RuleSet {
+        // 1. Timestamps, safe with recursive_triggers and a pinned clock.
+        Reminder.afterInsertTouch(\.createdAt)
+        Reminder.afterUpdateTouch(\.updatedAt)
+        // 2. Never an empty list table.
+        RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+            RemindersList.insert { $0.title = "Reminders" }
+        })
+        // 3. New lists go last.
+        RemindersList.createTemporaryTrigger(after: .insert { new in
+            RemindersList.update { $0.position = RemindersList.count() - 1 }.find(new.id)
+        })
+        // 4. At most 5 tags per reminder.
+        ReminderTag.createTemporaryTrigger(before: .insert { new in
+            .raise(.abort, "Reminders can have a maximum of 5 tags.",
+                   when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
+        })
+        // 5. Tell the app when a reminder is completed.
+        Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
+            ReminderCompleted.callback(id: new.id, title: new.title)
+        })
+    }
+    // END README rules statements
+
+    static func install(_ dbQueue: DatabaseQueue) throws {
+        // BEGIN README rules install
+        try ruleSet.install(in: dbQueue)              // after the migrations; the writer only
+        // END README rules install
     }
 
-    static var rules: [TemporaryTrigger] {
-        var config = Configuration()
-        return configure(&config)
-    }
+    static var rules: [TemporaryTrigger] { ruleSet.rules }
 }
 
 enum ReadmeMigration {

@@ -74,6 +74,7 @@ import Testing
         let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeExamples.swift"), encoding: .utf8)
         let rules = try Self.between("// BEGIN README rules declarations", "// END README rules declarations", in: source)
             + "\n" + Self.between("// BEGIN README rules statements", "// END README rules statements", in: source)
+            + "\n" + Self.between("// BEGIN README rules install", "// END README rules install", in: source)
         #expect(Self.codeLines(try readmeBlock("## Typed triggers")) == Self.codeLines(rules))
         let constructsSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeConstructs.swift"), encoding: .utf8)
         let constructs = try ["declarations", "view", ""].map { part in
@@ -97,9 +98,8 @@ import Testing
         try ReadmeMigration.migrate(DatabaseQueue(path: path, configuration: migrationConfig))
         let found = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: PrimaryKeyMigrationRealSchemaTests.search) }
         #expect(found == ["Reminder 1", "Reminder 10"], "search still joins its reminders")
-        var config = Configuration()
-        ReadmeRules.configure(&config)
-        let dbQueue = try DatabaseQueue(path: path, configuration: config)
+        let dbQueue = try DatabaseQueue(path: path, configuration: installingConfiguration())
+        try ReadmeRules.install(dbQueue)
         let (versions, lists) = try dbQueue.write { db in
             let versions = try Int.fetchSet(db, sql: "SELECT uuid_version(id) FROM reminderTags")
             try db.execute(sql: "DELETE FROM remindersLists")
