@@ -204,12 +204,12 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
 
     deinit {
         // The observation ended (cancelled or released): the feed's triggers
-        // go too, on the writer's queue. Another feed with the same filter
-        // shares them; its keeper puts them back after that very commit.
-        guard let writer, let names = keeper?.installed, !names.isEmpty else { return }
-        writer.asyncWriteWithoutTransaction { db in
-            for name in names { try? db.execute(sql: "DROP TRIGGER IF EXISTS temp.\(SQLQuoting.identifier(name))") }
-        }
+        // go too. The keeper is read on the writer's queue, where it lives;
+        // another feed with the same filter shares the triggers, and its
+        // keeper puts them back after that very commit.
+        guard let writer, let keeper else { return }
+        let owned = UncheckedSendable(keeper)
+        writer.asyncWriteWithoutTransaction { db in try? owned.value.removeRules(db) }
     }
 
     init(columns: [String], keyColumns: [String]) {
@@ -294,4 +294,10 @@ struct NetChanges<Record> {
         default: later
         }
     }
+}
+
+/// A value handed to the writer's queue, where it is used alone.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -62,6 +62,7 @@ final class RuleKeeper: TransactionObserver {
     /// have fired on, by rule name.
     var blockers: [String: [String]] = [:]
     private var isReinstalling = false
+    private var isStopped = false
 
     init(rules: @escaping (Database) throws -> [TemporaryTrigger], onError: @escaping @Sendable (any Error) -> Void) {
         self.currentRules = rules
@@ -84,8 +85,10 @@ final class RuleKeeper: TransactionObserver {
         return keeper
     }
 
-    /// Removes the rules this keeper installed (when its observation ends).
+    /// Removes the rules this keeper installed, for good (its observation
+    /// ended): the commit of the removal must not bring them back.
     func removeRules(_ db: Database) throws {
+        isStopped = true
         for name in installed { try db.execute(sql: "DROP TRIGGER IF EXISTS temp.\(SQLQuoting.identifier(name))") }
         installed = []
     }
@@ -95,7 +98,7 @@ final class RuleKeeper: TransactionObserver {
     func databaseDidRollback(_ db: Database) {}
 
     func databaseDidCommit(_ db: Database) {
-        guard !isReinstalling else { return }
+        guard !isReinstalling, !isStopped else { return }
         isReinstalling = true
         defer { isReinstalling = false }
         do {
