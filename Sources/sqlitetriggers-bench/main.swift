@@ -9,6 +9,7 @@
 //      same three values;
 //   4. GRDB's TransactionObserver, told of each row by databaseDidChange.
 // Best of 5 runs each, alternating. Prints ROW lines for Tests/bench/report.py.
+// `--change-feeds` stops after the observers and change feeds.
 import Foundation
 import SQLiteTriggersGRDB
 
@@ -240,6 +241,10 @@ for (name, _) in feedStatements {
         print("ROW\t\(what)\tobserveChanges\t\(feedNs)\tGRDB TransactionObserver rowids + fetch after commit\t\(peerNs)\tns\t1.0")
     }
 }
+
+// `sqlitetriggers-bench --change-feeds`: the observers and change feeds
+// only, for quick measurements while working on them.
+if CommandLine.arguments.dropFirst().first == "--change-feeds" { exit(0) }
 
 // The primary-key migration against the equivalent hand-written SQL: 1,000
 // parents and 1,000,000 children with a foreign key, on fresh in-memory
