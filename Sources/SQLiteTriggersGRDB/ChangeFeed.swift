@@ -219,7 +219,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
 
     /// The change, and the keys of the row before and after.
     func decode(_ arguments: CallbackArguments) throws -> (change: RecordChange<Record>, oldKey: [DatabaseValue]?, newKey: [DatabaseValue]?) {
-        let values = arguments.record.values.map(\.databaseValue)
+        let values = (0..<arguments.count).map { arguments.value(at: $0).databaseValue }
         let width = 1 + columns.count
         guard let kind = values.first.flatMap(String.fromDatabaseValue),
               values.count == 1 + width * (kind == "update" ? 2 : 1) else {

@@ -93,9 +93,7 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)?,
         onChange: @escaping @Sendable (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        let token = WeakObservation()
-        let reportError = onError ?? CallbackObservation.defaultErrorHandler
-        let deliver: (RecordChange<Record>) -> Void = { change in scheduling.schedule { if token.isLive { onChange(change) } } }
+        let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onChange)
         let observation = try writeWithoutTransaction { db in
             if feed.isNet, try Bool.fetchOne(db, sql: "PRAGMA recursive_triggers") != true {
                 throw DatabaseError(resultCode: .SQLITE_MISUSE, message:
@@ -104,21 +102,19 @@ extension DatabaseWriter {
             }
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
             decoder.writer = self
-            let flusher = feed.isNet ? NetChangeFlusher<Record>(deliver: deliver) : nil
+            let flusher = feed.isNet ? NetChangeFlusher<Record>(deliver: delivery.deliver) : nil
             if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
-            return try db.observeCallbacks(named: feed.callbackName, delivery: .afterCommit, onError: { error in
-                scheduling.schedule { if token.isLive { reportError(error) } }
-            }) { arguments in
+            return try db.observeCallbacks(named: feed.callbackName, delivery: .afterCommit, onError: delivery.report) { arguments in
                 let (change, oldKey, newKey) = try decoder.decode(arguments)
                 if let flusher {
                     flusher.net.add(change, oldKey: oldKey, newKey: newKey)
                 } else {
-                    deliver(change)
+                    delivery.deliver(change)
                 }
                 return nil
             }
         }
-        token.observation = observation
+        delivery.observation = observation
         return observation
     }
 }

@@ -162,18 +162,14 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)?,
         onEvent: @escaping @Sendable (Element) -> Void
     ) throws -> CallbackObservation {
-        let token = WeakObservation()
-        let reportError = onError ?? CallbackObservation.defaultErrorHandler
+        let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onEvent)
         let observation = try writeWithoutTransaction { db in
-            try db.observeCallbacks(named: name, delivery: .afterCommit, onError: { error in
-                scheduling.schedule { if token.isLive { reportError(error) } }
-            }) { arguments in
-                let element = try decode(arguments)
-                scheduling.schedule { if token.isLive { onEvent(element) } }
+            try db.observeCallbacks(named: name, delivery: .afterCommit, onError: delivery.report) { arguments in
+                delivery.deliver(try decode(arguments))
                 return nil
             }
         }
-        token.observation = observation
+        delivery.observation = observation
         return observation
     }
 }
@@ -188,9 +184,26 @@ func onMainActor<Value: Sendable>(_ body: @escaping @MainActor (Value) -> Void) 
     { value in MainActor.assumeIsolated { body(value) } }
 }
 
-/// The token as scheduled work sees it: work that runs after the token was
-/// cancelled or released does nothing.
-final class WeakObservation: @unchecked Sendable {
+/// Hands a writer-level observer's events and errors to its scheduling.
+/// Scheduled work that runs after the token was cancelled or released does
+/// nothing.
+final class ScheduledDelivery<Element: Sendable>: @unchecked Sendable {
+    /// The token, set once before any event can arrive (we are on the
+    /// writer's queue while registering).
     weak var observation: CallbackObservation?
-    var isLive: Bool { observation.map { !$0.isCancelled } ?? false }
+    let scheduling: CallbackScheduling
+    let onError: @Sendable (any Error) -> Void
+    let onEvent: @Sendable (Element) -> Void
+
+    init(scheduling: CallbackScheduling, onError: (@Sendable (any Error) -> Void)?, onEvent: @escaping @Sendable (Element) -> Void) {
+        self.scheduling = scheduling
+        self.onError = onError ?? CallbackObservation.defaultErrorHandler
+        self.onEvent = onEvent
+    }
+
+    private var isLive: Bool { observation.map { !$0.isCancelled } ?? false }
+
+    func deliver(_ element: Element) { scheduling.schedule { if self.isLive { self.onEvent(element) } } }
+
+    @Sendable func report(_ error: any Error) { scheduling.schedule { if self.isLive { self.onError(error) } } }
 }
