@@ -70,6 +70,16 @@
 **       xRollback, xSync, xCommit), with no commit, rollback or update hook,
 **       which GRDB owns.
 **
+**   swift_callback_batch (eponymous virtual table, read-only)
+**       SELECT seq, name, arg1, ..., arg126 FROM swift_callback_batch
+**       Inside a batch observer's call (sqlitetriggers_observe_after_commit_
+**       batch()), the committed events that call is about, in commit
+**       order; empty anywhere else.  argN is the Nth argument after the
+**       name, with its own type; NULL past the event's last argument.  So
+**       a host decodes a round of events with one ordinary statement, as
+**       it would decode rows of a table.  A statement still open after the
+**       call reads no further rows.  SQLITE_VTAB_DIRECTONLY.
+**
 ** Delivery to after-commit observers happens in sqlitetriggers_deliver(),
 ** not in xCommit: xCommit runs inside sqlite3_step(), where an observer
 ** could not use the connection.  The host calls sqlitetriggers_deliver()
@@ -250,8 +260,9 @@ typedef struct Observer Observer;
 struct Observer {
   sqlite3_int64 id;
   char *zName;                /* NULL: every name */
-  sqlitetriggers_immediate_callback xImmediate;     /* one of the two */
+  sqlitetriggers_immediate_callback xImmediate;     /* one of the three */
   sqlitetriggers_after_commit_callback xAfterCommit;
+  sqlitetriggers_batch_callback xBatch;
   void *pArg;
   void (*xDestroy)(void*);
   int isRemoved;
@@ -281,6 +292,12 @@ struct CallbackState {
   int isEnlisting;            /* our own INSERT is running */
   EventList queue;            /* committed, not yet delivered */
   int isDelivering;
+  /* The batch observer being called, and the round of the queue it reads
+  ** through swift_callback_batch; iBatchGeneration changes with each call
+  ** so that cursors opened in an earlier one see nothing. */
+  const Observer *pBatchObserver;
+  int iBatchStart, iBatchEnd;
+  sqlite3_int64 iBatchGeneration;
   sqlite3_int64 lastSeq;
   StoredEvent **aLog;         /* ring of the last nLogCapacity events */
   int nLogCapacity, nLog, iLogHead;
@@ -355,7 +372,8 @@ static int observerMatches(const Observer *pObs, const char *zName){
 static int hasAfterCommitObserver(CallbackState *pState){
   int i;
   for(i=0; i<pState->nObserver; i++){
-    if( pState->aObserver[i]->xAfterCommit && !pState->aObserver[i]->isRemoved ){
+    const Observer *pObs = pState->aObserver[i];
+    if( (pObs->xAfterCommit || pObs->xBatch) && !pObs->isRemoved ){
       return 1;
     }
   }
@@ -857,6 +875,141 @@ static const sqlite3_module pendingModule = {
   0, 0, pendingSavepoint, pendingRelease, pendingRollbackTo, 0
 };
 
+/* ---- swift_callback_batch ---------------------------------------------- */
+
+/* Its columns: seq, name, then arg1 ... arg126. */
+#define BATCH_COLUMN_FIRST_ARG 2
+
+typedef struct BatchCursor BatchCursor;
+struct BatchCursor {
+  sqlite3_vtab_cursor base;
+  sqlite3_int64 iGeneration;  /* of the call the cursor was filtered in */
+  int iEvent;                 /* its index in the delivery queue */
+  /* The current event, held: column values point into it (SQLITE_STATIC),
+  ** and a row stays readable until the next step, after the call too. */
+  StoredEvent *pEv;
+};
+
+static int batchConnect(sqlite3 *db, void *pAux, int argc,
+                        const char *const*argv, sqlite3_vtab **ppVtab,
+                        char **pzErr){
+  sqlite3_str *pDecl = sqlite3_str_new(db);
+  char *zDecl;
+  EventTable *pTab;
+  int i, rc;
+  (void)argc; (void)argv; (void)pzErr;
+  sqlite3_str_appendall(pDecl, "CREATE TABLE x(seq INTEGER, name TEXT");
+  for(i=1; i<=MAX_CALLBACK_ARGS; i++) sqlite3_str_appendf(pDecl, ", arg%d", i);
+  sqlite3_str_appendall(pDecl, ")");
+  zDecl = sqlite3_str_finish(pDecl);
+  if( zDecl==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_declare_vtab(db, zDecl);
+  sqlite3_free(zDecl);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  pTab = sqlite3_malloc(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->p = (Connection*)pAux;
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int batchCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  BatchCursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  (void)pVtab;
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static int batchCursorClose(sqlite3_vtab_cursor *pCur){
+  storedEventRelease(((BatchCursor*)pCur)->pEv);
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+/* Move to the first event of the call's round, from iEvent on, that the
+** batch observer observes; hold it. */
+static void batchCursorSeek(BatchCursor *pCur, int iEvent){
+  CallbackState *pState = tableState(pCur->base.pVtab);
+  storedEventRelease(pCur->pEv);
+  pCur->pEv = 0;
+  if( pCur->iGeneration!=pState->iBatchGeneration
+   || pState->pBatchObserver==0 ) return;
+  for(; iEvent<pState->iBatchEnd; iEvent++){
+    StoredEvent *pEv = pState->queue.a[iEvent];
+    if( observerMatches(pState->pBatchObserver, pEv->event.zName) ){
+      pCur->iEvent = iEvent;
+      pCur->pEv = pEv;
+      pEv->nRef++;
+      return;
+    }
+  }
+}
+
+static int batchCursorFilter(sqlite3_vtab_cursor *pCur, int idxNum,
+                             const char *idxStr, int argc, sqlite3_value **argv){
+  BatchCursor *pBatch = (BatchCursor*)pCur;
+  CallbackState *pState = tableState(pCur->pVtab);
+  (void)idxNum; (void)idxStr; (void)argc; (void)argv;
+  pBatch->iGeneration = pState->iBatchGeneration;
+  batchCursorSeek(pBatch, pState->iBatchStart);
+  return SQLITE_OK;
+}
+
+static int batchCursorNext(sqlite3_vtab_cursor *pCur){
+  BatchCursor *pBatch = (BatchCursor*)pCur;
+  batchCursorSeek(pBatch, pBatch->iEvent + 1);
+  return SQLITE_OK;
+}
+
+static int batchCursorEof(sqlite3_vtab_cursor *pCur){
+  return ((BatchCursor*)pCur)->pEv==0;
+}
+
+static int batchCursorRowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid){
+  *pRowid = ((BatchCursor*)pCur)->pEv->event.seq;
+  return SQLITE_OK;
+}
+
+static int batchCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
+                             int iColumn){
+  const sqlitetriggers_event *pEvent = &((BatchCursor*)pCur)->pEv->event;
+  const StoredArg *pArg;
+  if( iColumn==EVENT_COLUMN_SEQ ){
+    sqlite3_result_int64(ctx, pEvent->seq);
+    return SQLITE_OK;
+  }
+  if( iColumn==EVENT_COLUMN_NAME ){
+    sqlite3_result_text(ctx, pEvent->zName, -1, SQLITE_STATIC);
+    return SQLITE_OK;
+  }
+  if( iColumn - BATCH_COLUMN_FIRST_ARG >= pEvent->nArg ) return SQLITE_OK;
+  pArg = &pEvent->aStored[iColumn - BATCH_COLUMN_FIRST_ARG];
+  switch( pArg->eType ){
+    case SQLITE_INTEGER: sqlite3_result_int64(ctx, pArg->u.i); break;
+    case SQLITE_FLOAT:   sqlite3_result_double(ctx, pArg->u.r); break;
+    case SQLITE_TEXT:
+      sqlite3_result_text(ctx, (const char*)pArg->u.z, pArg->nByte, SQLITE_STATIC);
+      break;
+    case SQLITE_BLOB:
+      sqlite3_result_blob(ctx, pArg->u.z, pArg->nByte, SQLITE_STATIC);
+      break;
+  }
+  return SQLITE_OK;
+}
+
+static const sqlite3_module batchModule = {
+  /* iVersion */ 0,
+  /* xCreate  */ 0,   /* eponymous only */
+  batchConnect, eventTableBestIndex, eventTableDisconnect, 0,
+  batchCursorOpen, batchCursorClose, batchCursorFilter, batchCursorNext,
+  batchCursorEof, batchCursorColumn, batchCursorRowid,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+};
+
 /* ---- swift_callback() -------------------------------------------------- */
 
 /* Immediate observers of the event; 0, or 1 after setting the error. */
@@ -1041,6 +1194,11 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p){
     sqlitetriggers_connection_release(p);     /* the second module's reference */
   }
   if( rc==SQLITE_OK ){
+    p->nRef++;
+    rc = sqlite3_create_module_v2(db, "swift_callback_batch", &batchModule, p,
+                                  sqlitetriggers_connection_release);
+  }
+  if( rc==SQLITE_OK ){
     rc = sqlitetriggers_connection_create_function(db, "swift_callback", -1, SQLITE_DIRECTONLY,
                                   p, swiftCallbackFunc);
   }
@@ -1060,6 +1218,7 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p){
 static int addObserver(sqlite3 *db, const char *zName,
                        sqlitetriggers_immediate_callback xImmediate,
                        sqlitetriggers_after_commit_callback xAfterCommit,
+                       sqlitetriggers_batch_callback xBatch,
                        void *pArg, void (*xDestroy)(void*),
                        sqlite3_int64 *piObserver){
   Connection *p = sqlitetriggers_connection_find(db);
@@ -1091,6 +1250,7 @@ static int addObserver(sqlite3 *db, const char *zName,
   pObs->id = ++pState->lastObserverId;
   pObs->xImmediate = xImmediate;
   pObs->xAfterCommit = xAfterCommit;
+  pObs->xBatch = xBatch;
   pObs->pArg = pArg;
   pObs->xDestroy = xDestroy;
   pState->aObserver[pState->nObserver++] = pObs;
@@ -1103,7 +1263,7 @@ int sqlitetriggers_observe_immediate(sqlite3 *db, const char *zName,
                                      void *pArg, void (*xDestroy)(void*),
                                      sqlite3_int64 *piObserver){
   if( xCallback==0 ) return SQLITE_MISUSE;
-  return addObserver(db, zName, xCallback, 0, pArg, xDestroy, piObserver);
+  return addObserver(db, zName, xCallback, 0, 0, pArg, xDestroy, piObserver);
 }
 
 int sqlitetriggers_observe_after_commit(sqlite3 *db, const char *zName,
@@ -1111,7 +1271,15 @@ int sqlitetriggers_observe_after_commit(sqlite3 *db, const char *zName,
                                         void *pArg, void (*xDestroy)(void*),
                                         sqlite3_int64 *piObserver){
   if( xCallback==0 ) return SQLITE_MISUSE;
-  return addObserver(db, zName, 0, xCallback, pArg, xDestroy, piObserver);
+  return addObserver(db, zName, 0, xCallback, 0, pArg, xDestroy, piObserver);
+}
+
+int sqlitetriggers_observe_after_commit_batch(sqlite3 *db, const char *zName,
+                                              sqlitetriggers_batch_callback xCallback,
+                                              void *pArg, void (*xDestroy)(void*),
+                                              sqlite3_int64 *piObserver){
+  if( xCallback==0 ) return SQLITE_MISUSE;
+  return addObserver(db, zName, 0, 0, xCallback, pArg, xDestroy, piObserver);
 }
 
 int sqlitetriggers_unobserve(sqlite3 *db, sqlite3_int64 iObserver){
@@ -1132,6 +1300,38 @@ int sqlitetriggers_unobserve(sqlite3 *db, sqlite3_int64 iObserver){
   return SQLITE_NOTFOUND;
 }
 
+/* The batch observers of the round [iStart, iEnd) of the queue, each with
+** the events it observes; stops early when the connection goes (0). */
+static int deliverBatches(Connection *p, CallbackState *pState,
+                          int iStart, int iEnd){
+  int i, iEv, n = pState->nObserver;
+  for(i=0; i<n && p->db!=0; i++){
+    Observer *pObs = pState->aObserver[i];
+    int nMatch = 0;
+    if( !pObs->xBatch || pObs->isRemoved ) continue;
+    for(iEv=iStart; iEv<iEnd; iEv++){
+      nMatch += observerMatches(pObs, pState->queue.a[iEv]->event.zName);
+    }
+    if( nMatch==0 ) continue;
+    pState->pBatchObserver = pObs;
+    pState->iBatchStart = iStart;
+    pState->iBatchEnd = iEnd;
+    pState->iBatchGeneration++;
+    pObs->xBatch(pObs->pArg, nMatch);
+    if( p->db==0 ) return 0;
+    pState->pBatchObserver = 0;
+    pState->iBatchGeneration++;
+  }
+  return p->db!=0;
+}
+
+/*
+** Events are delivered in rounds: the events queued when a round begins
+** go to each after-commit observer, event by event, then to each batch
+** observer at once.  Events that observers' writes commit meanwhile make
+** the next round.  A round's events stay held until its batch observers
+** have read them.
+*/
 int sqlitetriggers_deliver(sqlite3 *db){
   Connection *p = sqlitetriggers_connection_find(db);
   CallbackState *pState;
@@ -1145,16 +1345,26 @@ int sqlitetriggers_deliver(sqlite3 *db){
   ** the hold keeps pState alive until the loop has seen it (p->db==0). */
   sqlitetriggers_connection_hold(p);
   while( isAttached && pState->queue.iHead < pState->queue.n ){
-    StoredEvent *pEv = pState->queue.a[pState->queue.iHead++];
-    int i, n = pState->nObserver;
-    for(i=0; i<n && (isAttached = p->db!=0); i++){
-      Observer *pObs = pState->aObserver[i];
-      if( pObs->xAfterCommit && observerMatches(pObs, pEv->event.zName) ){
-        pObs->xAfterCommit(pObs->pArg, &pEv->event);
+    int iStart = pState->queue.iHead, iEnd = pState->queue.n, iEv;
+    /* Indexes, not pointers: observers' commits may grow the queue. */
+    for(iEv=iStart; iEv<iEnd && isAttached; iEv++){
+      StoredEvent *pEv = pState->queue.a[iEv];
+      int i, n = pState->nObserver;
+      pState->queue.iHead = iEv + 1;
+      for(i=0; i<n && (isAttached = p->db!=0); i++){
+        Observer *pObs = pState->aObserver[i];
+        if( pObs->xAfterCommit && observerMatches(pObs, pEv->event.zName) ){
+          pObs->xAfterCommit(pObs->pArg, &pEv->event);
+        }
       }
+      isAttached = p->db!=0;
     }
-    isAttached = p->db!=0;
-    storedEventRelease(pEv);
+    if( isAttached ){
+      isAttached = deliverBatches(p, pState, iStart, pState->queue.iHead);
+    }
+    for(iEv=iStart; iEv<pState->queue.iHead; iEv++){
+      storedEventRelease(pState->queue.a[iEv]);
+    }
   }
   if( !sqlitetriggers_connection_unhold(p) ) return SQLITE_ABORT;
   pState->queue.n = pState->queue.iHead = 0;

@@ -529,6 +529,122 @@ static void testHugeLogCapacityIsRefused(void){
   sqlite3_close(db);
 }
 
+/* ---- batch observers ---------------------------------------------------- */
+
+typedef struct BatchReader {
+  Recorder rec;               /* per-event observer of the same events */
+  sqlite3 *db;
+  char zRows[1024];           /* what the batch calls read, call by call */
+  int nCalls, nEventsTold;
+  const char *zWrite;         /* SQL the first call runs, if any */
+  sqlite3_stmt *pKept;        /* a statement left open after the call */
+} BatchReader;
+
+static void readBatch(void *pArg, int nEvent){
+  BatchReader *p = (BatchReader*)pArg;
+  sqlite3_stmt *pStmt = 0;
+  char zLine[200];
+  p->nCalls++;
+  p->nEventsTold += nEvent;
+  sqlite3_prepare_v2(p->db, "SELECT seq, name, quote(arg1), typeof(arg2), "
+                     "quote(arg3), quote(arg126) FROM swift_callback_batch",
+                     -1, &pStmt, 0);
+  strncat(p->zRows, "[", sizeof(p->zRows) - strlen(p->zRows) - 1);
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    snprintf(zLine, sizeof(zLine), "(%s %s %s %s %s %s)",
+             sqlite3_column_text(pStmt, 0), sqlite3_column_text(pStmt, 1),
+             sqlite3_column_text(pStmt, 2), sqlite3_column_text(pStmt, 3),
+             sqlite3_column_text(pStmt, 4), sqlite3_column_text(pStmt, 5));
+    strncat(p->zRows, zLine, sizeof(p->zRows) - strlen(p->zRows) - 1);
+  }
+  strncat(p->zRows, "]", sizeof(p->zRows) - strlen(p->zRows) - 1);
+  sqlite3_finalize(pStmt);
+  /* Record where the per-event observer stood: batches come after it. */
+  snprintf(zLine, sizeof(zLine), "@%d", p->rec.nCalls);
+  strncat(p->zRows, zLine, sizeof(p->zRows) - strlen(p->zRows) - 1);
+  if( p->zWrite && p->nCalls==1 ) exec(p->db, p->zWrite);
+  if( p->pKept==0 && p->nCalls==1 ){
+    sqlite3_prepare_v2(p->db, "SELECT arg1 FROM swift_callback_batch", -1,
+                       &p->pKept, 0);
+    sqlite3_step(p->pKept);
+  }
+}
+
+static void testBatchObserverReadsItsRound(void){
+  sqlite3 *db = openRegistered(0);
+  BatchReader reader;
+  char zOut[128];
+  memset(&reader, 0, sizeof(reader));
+  reader.db = db;
+  exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);"
+           "CREATE TEMP TRIGGER t_ai AFTER INSERT ON t BEGIN"
+           "  SELECT swift_callback('inserted', new.v, new.id, x'00ff', 1.5);"
+           "  SELECT swift_callback('other', new.v);"
+           "END;");
+  sqlitetriggers_observe_after_commit(db, "inserted", recordAfterCommit,
+                                      &reader.rec, 0, 0);
+  sqlitetriggers_observe_after_commit_batch(db, "inserted", readBatch, &reader,
+                                            0, 0);
+  queryText(db, "SELECT count(*) FROM swift_callback_batch", zOut);
+  expect(strcmp(zOut, "0")==0, "swift_callback_batch is empty outside a batch call");
+  exec(db, "BEGIN; INSERT INTO t(v) VALUES ('a'), ('b'); COMMIT");
+  exec(db, "INSERT INTO t(v) VALUES ('c')");
+  expect(reader.nCalls==0, "a batch observer waits for sqlitetriggers_deliver()");
+  sqlitetriggers_deliver(db);
+  expect(strcmp(reader.zRows,
+         "[(1 inserted 'a' integer X'00FF' NULL)(3 inserted 'b' integer X'00FF' NULL)"
+         "(5 inserted 'c' integer X'00FF' NULL)]@3")==0,
+         "one batch call reads the round's events it observes, in commit order, "
+         "each argument with its type, NULL past the last");
+  expect(reader.nCalls==1 && reader.nEventsTold==3, "the call is told how many events it holds");
+  expect(sqlite3_column_type(reader.pKept, 0)==SQLITE_TEXT
+         && strcmp((const char*)sqlite3_column_text(reader.pKept, 0), "a")==0,
+         "a row read during the call stays readable after it");
+  expect(sqlite3_step(reader.pKept)==SQLITE_DONE,
+         "a statement still open after the call reads no further rows");
+  sqlite3_finalize(reader.pKept);
+  sqlitetriggers_deliver(db);
+  expect(reader.nCalls==1, "each event reaches a batch observer once");
+  sqlite3_close(db);
+}
+
+static void testBatchObserverWritesMakeTheNextRound(void){
+  sqlite3 *db = openRegistered(0);
+  BatchReader reader;
+  memset(&reader, 0, sizeof(reader));
+  reader.db = db;
+  reader.zWrite = "INSERT INTO t(v) VALUES ('from the observer')";
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit_batch(db, "inserted", readBatch, &reader,
+                                            countDestroy, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('a')");
+  sqlitetriggers_deliver(db);
+  expect(reader.nCalls==2 && strstr(reader.zRows, "]@0[(2 inserted 'from the observer'")!=0,
+         "events a batch observer's write commits come in the next round of the same delivery");
+  sqlite3_close(db);
+}
+
+static void testBatchObserverMisuse(void){
+  sqlite3 *db = openRegistered(0);
+  Recorder rec = {{0}, 0, 0};
+  char zOut[128];
+  expect(sqlitetriggers_observe_after_commit_batch(db, "x", 0, 0, 0, 0)==SQLITE_MISUSE,
+         "a batch observer needs a callback");
+  exec(db, "CREATE TABLE t(x)");
+  expect(exec(db, "CREATE VIEW v AS SELECT * FROM swift_callback_batch")==SQLITE_OK,
+         "a view of swift_callback_batch can be created");
+  queryText(db, "SELECT count(*) FROM v", zOut);
+  expect(zOut[0]==0, "but swift_callback_batch cannot be read through a view in the schema");
+  expect(exec(db, "INSERT INTO swift_callback_batch(seq) VALUES (1)")!=SQLITE_OK,
+         "swift_callback_batch is read-only");
+  sqlite3_close(db);
+  db = openRegistered(0);
+  exec(db, schema);
+  sqlitetriggers_observe_after_commit_batch(db, 0, readBatch, &rec, countDestroy, 0);
+  sqlite3_close(db);
+  expect(rec.nDestroyed==1, "closing the connection destroys a batch observer");
+}
+
 void runCallbackTests(void){
   testImmediateObserversAnswerInOrder();
   testEventAccessors();
@@ -545,4 +661,7 @@ void runCallbackTests(void){
   testObserverEndsItsConnection();
   testReadOnlyConnectionRefuses();
   testHugeLogCapacityIsRefused();
+  testBatchObserverReadsItsRound();
+  testBatchObserverWritesMakeTheNextRound();
+  testBatchObserverMisuse();
 }

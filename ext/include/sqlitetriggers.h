@@ -128,6 +128,19 @@ typedef void (*sqlitetriggers_after_commit_callback)(
   void *pArg, const sqlitetriggers_event *pEvent);
 
 /*
+** A batch observer runs in sqlitetriggers_deliver() once per round of
+** committed events it observes (the events waiting when the round began),
+** after that round's after-commit observers, with nEvent > 0.  During the
+** call the virtual table swift_callback_batch holds those events in commit
+** order, one row each:
+**     SELECT seq, name, arg1, arg2, ... FROM swift_callback_batch
+** so that the host decodes them with one statement, as it decodes rows of
+** a table.  It may read and write the database; events its writes commit
+** come in a later round.
+*/
+typedef void (*sqlitetriggers_batch_callback)(void *pArg, int nEvent);
+
+/*
 ** Add an observer of the callbacks named zName, or of every callback when
 ** zName is NULL.  xDestroy(pArg), if given, runs when the observer is
 ** removed, when the connection closes, and when adding fails.  The new
@@ -139,6 +152,9 @@ SQLITETRIGGERS_API int sqlitetriggers_observe_immediate(
   void *pArg, void (*xDestroy)(void*), sqlite3_int64 *piObserver);
 SQLITETRIGGERS_API int sqlitetriggers_observe_after_commit(
   sqlite3 *db, const char *zName, sqlitetriggers_after_commit_callback xCallback,
+  void *pArg, void (*xDestroy)(void*), sqlite3_int64 *piObserver);
+SQLITETRIGGERS_API int sqlitetriggers_observe_after_commit_batch(
+  sqlite3 *db, const char *zName, sqlitetriggers_batch_callback xCallback,
   void *pArg, void (*xDestroy)(void*), sqlite3_int64 *piObserver);
 
 /* Remove an observer; SQLITE_NOTFOUND when there is none with that id. */
