@@ -71,11 +71,11 @@
 **       which GRDB owns.
 **
 **   swift_callback_batch (eponymous virtual table, read-only)
-**       SELECT seq, name, arg1, ..., arg126 FROM swift_callback_batch
+**       SELECT seq, name, argc, arg1, ..., arg126 FROM swift_callback_batch
 **       Inside a batch observer's call (sqlitetriggers_observe_after_commit_
 **       batch()), the committed events that call is about, in commit
-**       order; empty anywhere else.  argN is the Nth argument after the
-**       name, with its own type; NULL past the event's last argument.  So
+**       order; empty anywhere else.  argc is how many arguments follow the
+**       name; argN is the Nth, with its own type, NULL past the last.  So
 **       a host decodes a round of events with one ordinary statement, as
 **       it would decode rows of a table.  A statement still open after the
 **       call reads no further rows.  SQLITE_VTAB_DIRECTONLY.
@@ -877,8 +877,9 @@ static const sqlite3_module pendingModule = {
 
 /* ---- swift_callback_batch ---------------------------------------------- */
 
-/* Its columns: seq, name, then arg1 ... arg126. */
-#define BATCH_COLUMN_FIRST_ARG 2
+/* Its columns: seq, name, argc, then arg1 ... arg126. */
+#define BATCH_COLUMN_ARGC      2
+#define BATCH_COLUMN_FIRST_ARG 3
 
 typedef struct BatchCursor BatchCursor;
 struct BatchCursor {
@@ -898,7 +899,7 @@ static int batchConnect(sqlite3 *db, void *pAux, int argc,
   EventTable *pTab;
   int i, rc;
   (void)argc; (void)argv; (void)pzErr;
-  sqlite3_str_appendall(pDecl, "CREATE TABLE x(seq INTEGER, name TEXT");
+  sqlite3_str_appendall(pDecl, "CREATE TABLE x(seq INTEGER, name TEXT, argc INTEGER");
   for(i=1; i<=MAX_CALLBACK_ARGS; i++) sqlite3_str_appendf(pDecl, ", arg%d", i);
   sqlite3_str_appendall(pDecl, ")");
   zDecl = sqlite3_str_finish(pDecl);
@@ -984,6 +985,10 @@ static int batchCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
   }
   if( iColumn==EVENT_COLUMN_NAME ){
     sqlite3_result_text(ctx, pEvent->zName, -1, SQLITE_STATIC);
+    return SQLITE_OK;
+  }
+  if( iColumn==BATCH_COLUMN_ARGC ){
+    sqlite3_result_int(ctx, pEvent->nArg);
     return SQLITE_OK;
   }
   if( iColumn - BATCH_COLUMN_FIRST_ARG >= pEvent->nArg ) return SQLITE_OK;

@@ -21,9 +21,9 @@ public enum CallbackDelivery: Sendable {
 /// observation.cancel()
 /// ```
 public final class CallbackObservation: Sendable {
-    let box: ObserverBox
+    let box: any CancellableObserver
 
-    init(box: ObserverBox) { self.box = box }
+    init(box: any CancellableObserver) { self.box = box }
 
     /// Stops the observer now, from any thread. What its handler captured is
     /// released at once.
@@ -34,7 +34,7 @@ public final class CallbackObservation: Sendable {
     /// ```swift
     /// if observation.isCancelled { print("no longer observing") }
     /// ```
-    public var isCancelled: Bool { box.handler == nil }
+    public var isCancelled: Bool { box.isCancelled }
 
     deinit { box.cancel() }
 
@@ -51,20 +51,27 @@ public final class CallbackObservation: Sendable {
     }
 }
 
+/// What a ``CallbackObservation`` stops.
+protocol CancellableObserver: Sendable {
+    func cancel()
+    var isCancelled: Bool { get }
+}
+
 /// What the C layer holds for a Swift observer (as `pArg`, retained until
-/// SQLite calls xDestroy).
-final class ObserverBox: @unchecked Sendable {
-    typealias Handler = (CallbackArguments) throws -> CallbackValue?
+/// SQLite calls xDestroy): a handler of events, or of batches.
+final class ObserverBox<Handler>: CancellableObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var storedHandler: Handler?
     let onError: (@Sendable (any Error) -> Void)?
     var connection: OpaquePointer?
     var id: Int64 = 0
 
-    init(handler: @escaping Handler, onError: (@Sendable (any Error) -> Void)?) {
+    init(handler: Handler, onError: (@Sendable (any Error) -> Void)?) {
         self.storedHandler = handler
         self.onError = onError
     }
+
+    var isCancelled: Bool { handler == nil }
 
     var handler: Handler? {
         lock.lock()
@@ -111,21 +118,58 @@ extension RawConnection {
         onError: (@Sendable (any Error) -> Void)? = nil,
         _ handler: @escaping (CallbackArguments) throws -> CallbackValue?
     ) throws(SQLiteTriggersError) -> CallbackObservation {
+        try refuseReadOnly(connection, observing: name)
+        return try register(handler as EventHandler, onError: onError, on: connection) { argument, id in
+            switch delivery {
+            case .immediate:
+                sqlitetriggers_observe_immediate(connection, name, immediateTrampoline, argument, releaseEventBox, id)
+            case .afterCommit:
+                sqlitetriggers_observe_after_commit(connection, name, afterCommitTrampoline, argument, releaseEventBox, id)
+            }
+        }
+    }
+
+    /// Observes `swift_callback(name, ...)` after commit a round at a time:
+    /// `handler` runs once per delivery round that has events of `name`
+    /// (nil: every name), after that round's other after-commit observers,
+    /// and reads them, in commit order, from the `swift_callback_batch`
+    /// table (`seq`, `name`, `argc`, `arg1`, `arg2`, …) with one statement,
+    /// as it would read rows of a table. Its argument is their number.
+    ///
+    /// ```swift
+    /// let observation = try RawConnection.observeCallbackBatches(named: "changed", on: handle) { count in
+    ///     print("\(count) events; SELECT arg1 FROM swift_callback_batch reads them")
+    /// }
+    /// ```
+    public static func observeCallbackBatches(
+        named name: String?,
+        on connection: OpaquePointer,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ handler: @escaping (Int) throws -> Void
+    ) throws(SQLiteTriggersError) -> CallbackObservation {
+        try refuseReadOnly(connection, observing: name)
+        return try register(handler as BatchHandler, onError: onError, on: connection) { argument, id in
+            sqlitetriggers_observe_after_commit_batch(connection, name, batchTrampoline, argument, releaseBatchBox, id)
+        }
+    }
+
+    private static func refuseReadOnly(_ connection: OpaquePointer, observing name: String?) throws(SQLiteTriggersError) {
         if sqlite3_db_readonly(connection, "main") == 1 {
             throw SQLiteTriggersError(resultCode: SQLITE_READONLY, message:
                 "observing \(name.map { "'\($0)'" } ?? "callbacks"): this connection is read-only (a DatabasePool reader, "
                 + "or a file opened read-only) and never commits, so the observer would never run: observe on the writer")
         }
+    }
+
+    /// Hands a retained box to `add`, the C registration, which releases it
+    /// through xDestroy, on failure too.
+    private static func register<Handler>(
+        _ handler: Handler, onError: (@Sendable (any Error) -> Void)?, on connection: OpaquePointer,
+        add: (UnsafeMutableRawPointer, UnsafeMutablePointer<Int64>) -> Int32
+    ) throws(SQLiteTriggersError) -> CallbackObservation {
         let box = ObserverBox(handler: handler, onError: onError)
-        let argument = Unmanaged.passRetained(box).toOpaque()
         var id: Int64 = 0
-        let resultCode = switch delivery {
-        case .immediate:
-            sqlitetriggers_observe_immediate(connection, name, immediateTrampoline, argument, releaseBox, &id)
-        case .afterCommit:
-            sqlitetriggers_observe_after_commit(connection, name, afterCommitTrampoline, argument, releaseBox, &id)
-        }
-        try SQLiteTriggersError.check(resultCode, connection)
+        try SQLiteTriggersError.check(add(Unmanaged.passRetained(box).toOpaque(), &id), connection)
         box.connection = connection
         box.id = id
         return CallbackObservation(box: box)
@@ -149,13 +193,21 @@ nonisolated(unsafe) private var storedErrorHandler: @Sendable (any Error) -> Voi
     FileHandle.standardError.write(Data("SQLiteTriggers: \(error)\n".utf8))
 }
 
-private let releaseBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { argument in
+typealias EventHandler = (CallbackArguments) throws -> CallbackValue?
+typealias BatchHandler = (Int) throws -> Void
+
+private let releaseEventBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { argument in
     guard let argument else { return }
-    Unmanaged<ObserverBox>.fromOpaque(argument).release()
+    Unmanaged<ObserverBox<EventHandler>>.fromOpaque(argument).release()
+}
+
+private let releaseBatchBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { argument in
+    guard let argument else { return }
+    Unmanaged<ObserverBox<BatchHandler>>.fromOpaque(argument).release()
 }
 
 private let immediateTrampoline: sqlitetriggers_immediate_callback = { argument, event, context, errorOut in
-    let box = Unmanaged<ObserverBox>.fromOpaque(argument!).takeUnretainedValue()
+    let box = Unmanaged<ObserverBox<EventHandler>>.fromOpaque(argument!).takeUnretainedValue()
     guard let handler = box.handlerOrRemove(), let event, let context else { return SQLITE_OK }
     do {
         if let result = try handler(CallbackArguments(event: event)) {
@@ -169,10 +221,20 @@ private let immediateTrampoline: sqlitetriggers_immediate_callback = { argument,
 }
 
 private let afterCommitTrampoline: sqlitetriggers_after_commit_callback = { argument, event in
-    let box = Unmanaged<ObserverBox>.fromOpaque(argument!).takeUnretainedValue()
+    let box = Unmanaged<ObserverBox<EventHandler>>.fromOpaque(argument!).takeUnretainedValue()
     guard let handler = box.handlerOrRemove(), let event else { return }
     do {
         _ = try handler(CallbackArguments(event: event))
+    } catch {
+        (box.onError ?? CallbackObservation.defaultErrorHandler)(error)
+    }
+}
+
+private let batchTrampoline: sqlitetriggers_batch_callback = { argument, count in
+    let box = Unmanaged<ObserverBox<BatchHandler>>.fromOpaque(argument!).takeUnretainedValue()
+    guard let handler = box.handlerOrRemove() else { return }
+    do {
+        try handler(Int(count))
     } catch {
         (box.onError ?? CallbackObservation.defaultErrorHandler)(error)
     }

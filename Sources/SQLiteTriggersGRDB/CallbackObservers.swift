@@ -120,6 +120,32 @@ extension Database {
         }
         return observation!
     }
+
+    /// Observes `swift_callback(name, ...)` after commit a round at a time:
+    /// `body` runs on this connection's queue once per delivery round with
+    /// events of `name` (nil: every name), and fetches them, in commit
+    /// order, from `swift_callback_batch` (`seq`, `name`, `argc`, `arg1`,
+    /// `arg2`, …), with GRDB as rows of a table. Its argument is their number.
+    ///
+    /// ```swift
+    /// let observation = try db.observeCallbackBatches(named: "reminderCompleted") { db, count in
+    ///     let titles = try String.fetchAll(db, sql: "SELECT arg2 FROM swift_callback_batch")
+    ///     print(count, titles)
+    /// }
+    /// ```
+    public func observeCallbackBatches(
+        named name: String?,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ body: @escaping (Database, Int) throws -> Void
+    ) throws -> CallbackObservation {
+        var observation: CallbackObservation?
+        try withSQLiteConnection { handle in
+            observation = try RawConnection.observeCallbackBatches(named: name, on: handle, onError: onError) { [unowned self] count in
+                try body(self, count)
+            }
+        }
+        return observation!
+    }
 }
 
 extension Database {

@@ -35,6 +35,28 @@ public enum RecordChange<Record> {
 extension RecordChange: Sendable where Record: Sendable {}
 extension RecordChange: Equatable where Record: Equatable {}
 
+/// What a keys-only change feed says of a changed row: its rowid (nil in a
+/// WITHOUT ROWID table) and its primary key columns (none for a table keyed
+/// by the rowid alone).
+///
+/// ```swift
+/// let key = ChangedKey(rowID: 1, primaryKey: ["id": "a".databaseValue])
+/// ```
+public struct ChangedKey: Hashable, Sendable, CustomStringConvertible {
+    public var rowID: Int64?
+    public var primaryKey: [String: DatabaseValue]
+
+    public init(rowID: Int64?, primaryKey: [String: DatabaseValue]) {
+        self.rowID = rowID
+        self.primaryKey = primaryKey
+    }
+
+    public var description: String {
+        let columns = primaryKey.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        return "rowid \(rowID.map(String.init) ?? "NULL")" + (columns.isEmpty ? "" : ", " + columns.joined(separator: ", "))
+    }
+}
+
 /// Which changes of a table a feed reports, decided in SQL so that others
 /// are never read: kinds, the columns an UPDATE must touch, and conditions.
 ///
@@ -48,6 +70,8 @@ public struct ChangeFeed<Record: FetchableRecord & TableRecord>: Sendable {
     var updateColumns: [String] = []
     /// One change per row per transaction; see ``netPerTransaction()``.
     var isNet = false
+    /// The triggers pass keys, not rows: see `observeChangedKeys(of:feed:scheduling:onError:onChange:)`.
+    var isKeysOnly = false
 
     /// Every insert, update and delete.
     public static var all: ChangeFeed { ChangeFeed() }
@@ -134,11 +158,14 @@ extension ChangeFeed where Record: TableDescription {
 }
 
 extension ChangeFeed {
+    /// Whether the feed reports updates (its events may carry two rows).
+    var hasUpdates: Bool { if case .some = updates { true } else { false } }
+
     /// The callback name of this feed's triggers: one per table and filter,
     /// so that two feeds with different filters never hear each other.
     var callbackName: String {
         let filter = [inserts, updates, deletes].map { kind in kind.map { $0 ?? "all" } ?? "none" }
-            + [updateColumns.joined(separator: ",")]
+            + [updateColumns.joined(separator: ",")] + (isKeysOnly ? ["keys"] : [])
         return "sqlitetriggers.changes.\(Record.databaseTableName).\(stableHash(filter.joined(separator: "|")).prefix(8))"
     }
 
@@ -148,7 +175,7 @@ extension ChangeFeed {
     /// table passes NULL rowids.
     func triggers(_ db: Database) throws -> [TemporaryTrigger] {
         let table = Record.databaseTableName
-        let columns = try liveColumns(db)
+        let columns = try payloadColumns(db)
         let quotedTable = SQLQuoting.identifier(table)
         let hasRowID = try Bool.fetchOne(db, sql: "SELECT wr = 0 FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [table]) ?? true
         func rowid(_ row: String) -> String { hasRowID ? "\"\(row)\".\"rowid\"" : "NULL" }
@@ -170,6 +197,12 @@ extension ChangeFeed {
         }
         if case .some(let condition) = deletes { add("delete", "DELETE", condition, values("old")) }
         return triggers
+    }
+
+    /// The columns whose values the triggers pass after the rowid: every
+    /// column, or the primary key's alone for a keys-only feed.
+    func payloadColumns(_ db: Database) throws -> [String] {
+        isKeysOnly ? try keyColumns(db) : try liveColumns(db)
     }
 
     /// The table's columns as `SELECT *` reads them, from the live schema.
@@ -215,6 +248,70 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     init(columns: [String], keyColumns: [String]) {
         self.columns = columns
         self.keyColumns = keyColumns
+    }
+
+    /// How a round of the feed's events is fetched from
+    /// `swift_callback_batch`: two statements stepped together, one per
+    /// side of a change (the only side of an insert or delete, the old side
+    /// of an update; the new side of an update). Each reads the side's
+    /// columns under the table's names, then its rowid, and the first also
+    /// the kind and argc: a record decodes from the statement's own row,
+    /// as in a fetch, and the extra columns, last, never shadow a column
+    /// of the table. Rebuilt when the columns change.
+    private var batchLayout: (columns: [String], first: String, second: String)?
+
+    private func currentBatchLayout() -> (first: String, second: String) {
+        if let batchLayout, batchLayout.columns == columns { return (batchLayout.first, batchLayout.second) }
+        func side(_ rowidArgument: Int, extra: [String]) -> String {
+            let values = columns.enumerated().map { "arg\(rowidArgument + 1 + $0.offset) AS \(SQLQuoting.identifier($0.element))" }
+            return "SELECT " + (values + ["arg\(rowidArgument)"] + extra).joined(separator: ", ") + " FROM swift_callback_batch"
+        }
+        let layout = (first: side(2, extra: ["arg1", "argc"]), second: side(3 + columns.count, extra: []))
+        batchLayout = (columns, layout.first, layout.second)
+        return layout
+    }
+
+    /// Decodes the round of events the batch observer is called for, in
+    /// commit order; a row that does not decode goes to `onError`, and the
+    /// others still come.
+    /// Keys are read only when `withKeys` (net changes fold by key), and
+    /// the second statement only when the feed has updates.
+    /// Each side becomes an `Element` through `decodeSide`: `Record(row:)`,
+    /// or a ``ChangedKey`` for a keys-only feed.
+    func decodeBatch<Element>(_ db: Database, withKeys: Bool, hasUpdates: Bool,
+                              decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
+                              _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
+        let (firstSQL, secondSQL) = currentBatchLayout()
+        let firstSides = try Row.fetchCursor(db.cachedStatement(sql: firstSQL))
+        let secondSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
+        let count = columns.count, width = 1 + count
+        func key(_ row: Row) -> [DatabaseValue]? {
+            guard withKeys else { return nil }
+            return keyColumns.isEmpty ? [row[count] as DatabaseValue] : keyColumns.map { row[$0] as DatabaseValue }
+        }
+        while let first = try firstSides.next() {
+            let second = try secondSides?.next()
+            do {
+                let kind: String = first[count + 1]
+                guard first[count + 2] == 1 + width * (kind == "update" ? 2 : 1) else {
+                    throw DatabaseError(resultCode: .SQLITE_MISMATCH, message:
+                        "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(count) columns")
+                }
+                switch (kind, second) {
+                case ("insert", _): body(.inserted(try decodeSide(first)), nil, key(first))
+                case ("delete", _): body(.deleted(try decodeSide(first)), key(first), nil)
+                case (_, let second?): body(.updated(old: try decodeSide(first), new: try decodeSide(second)), key(first), key(second))
+                default: preconditionFailure("an update event in a feed without updates")
+                }
+            } catch {
+                onError(error)
+            }
+        }
+    }
+
+    /// A side of a keys-only event: the rowid follows the key columns.
+    func changedKey(_ row: Row) -> ChangedKey {
+        ChangedKey(rowID: row[columns.count], primaryKey: Dictionary(uniqueKeysWithValues: columns.map { ($0, row[$0] as DatabaseValue) }))
     }
 
     /// The change, and the keys of the row before and after.

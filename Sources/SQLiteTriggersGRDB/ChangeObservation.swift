@@ -23,7 +23,8 @@ extension DatabaseWriter {
         onError: (@MainActor (any Error) -> Void)? = nil,
         onChange: @escaping @MainActor (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        try startChangeFeed(feed, scheduling: .mainActor, onError: onError.map(onMainActor), onChange: onMainActor(onChange))
+        try startChangeFeed(feed, scheduling: .mainActor, onError: onError.map(onMainActor), decodeSide: { _, row in try Record(row: row) },
+                            onChange: onMainActor(onChange))
     }
 
     /// Observes every committed change of a record's table where
@@ -40,7 +41,32 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)? = nil,
         onChange: @escaping @Sendable (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        try startChangeFeed(feed, scheduling: scheduling, onError: onError, onChange: onChange)
+        try startChangeFeed(feed, scheduling: scheduling, onError: onError, decodeSide: { _, row in try Record(row: row) }, onChange: onChange)
+    }
+
+    /// Observes every committed change of a table by key only: each change
+    /// carries the row's ``ChangedKey`` (rowid and primary key), not its
+    /// values, where `scheduling` says. For tables whose transactions touch
+    /// millions of rows: what waits for the commit is a few values per row,
+    /// not whole rows. Filters, net changes and the rest work as in
+    /// ``observeChanges(to:feed:scheduling:onError:onChange:)``.
+    ///
+    /// ```swift
+    /// let reindex = try dbQueue.observeChangedKeys(of: Reminder.self, scheduling: .immediate) { change in
+    ///     if let key = change.new { print("reindex", key) }
+    /// }
+    /// ```
+    public func observeChangedKeys<Record: FetchableRecord & TableRecord>(
+        of record: Record.Type,
+        feed: ChangeFeed<Record> = .all,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onChange: @escaping @Sendable (RecordChange<ChangedKey>) -> Void
+    ) throws -> CallbackObservation {
+        var keysOnly = feed
+        keysOnly.isKeysOnly = true
+        return try startChangeFeed(keysOnly, scheduling: scheduling, onError: onError, decodeSide: { decoder, row in decoder.changedKey(row) },
+                                   onChange: onChange)
     }
 
     /// Runs `body` inside each statement that changes the table, on the
@@ -80,18 +106,22 @@ extension DatabaseWriter {
     ) throws -> CallbackStream<RecordChange<Record>> {
         let (stream, continuation) = AsyncStream.makeStream(of: RecordChange<Record>.self, bufferingPolicy: .bufferingNewest(limit))
         let counters = CallbackStream<RecordChange<Record>>.Counters()
-        let observation = try startChangeFeed(feed, scheduling: .immediate, onError: { _ in counters.countUndecodable() }) { change in
+        let observation = try startChangeFeed(feed, scheduling: .immediate, onError: { _ in counters.countUndecodable() },
+                                              decodeSide: { _, row in try Record(row: row) }) { change in
             if case .dropped = continuation.yield(change) { counters.countDropped() }
         }
         continuation.onTermination = { [weak observation] _ in observation?.cancel() }
         return CallbackStream(stream: stream, continuation: continuation, counters: counters, observation: observation)
     }
 
-    private func startChangeFeed<Record: FetchableRecord & TableRecord & Sendable>(
+    /// `decodeSide` builds an element from a side of a change: a record, or
+    /// the ``ChangedKey`` of a keys-only feed.
+    private func startChangeFeed<Record: FetchableRecord & TableRecord, Element: Sendable>(
         _ feed: ChangeFeed<Record>,
         scheduling: CallbackScheduling,
         onError: (@Sendable (any Error) -> Void)?,
-        onChange: @escaping @Sendable (RecordChange<Record>) -> Void
+        decodeSide: @escaping (ChangeDecoder<Record>, Row) throws -> Element,
+        onChange: @escaping @Sendable (RecordChange<Element>) -> Void
     ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onChange)
         let observation = try writeWithoutTransaction { db in
@@ -102,16 +132,18 @@ extension DatabaseWriter {
             }
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
             decoder.writer = self
-            let flusher = feed.isNet ? NetChangeFlusher<Record>(deliver: delivery.deliver) : nil
+            let flusher = feed.isNet ? NetChangeFlusher<Element>(deliver: delivery.deliver) : nil
             if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
-            return try db.observeCallbacks(named: feed.callbackName, delivery: .afterCommit, onError: delivery.report) { arguments in
-                let (change, oldKey, newKey) = try decoder.decode(arguments)
-                if let flusher {
-                    flusher.net.add(change, oldKey: oldKey, newKey: newKey)
-                } else {
-                    delivery.deliver(change)
+            // A round of events at a time, decoded by one GRDB fetch.
+            return try db.observeCallbackBatches(named: feed.callbackName, onError: delivery.report) { db, _ in
+                try decoder.decodeBatch(db, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: { [unowned decoder] row in try decodeSide(decoder, row) },
+                                        onError: delivery.report) { change, oldKey, newKey in
+                    if let flusher {
+                        flusher.net.add(change, oldKey: oldKey, newKey: newKey)
+                    } else {
+                        delivery.deliver(change)
+                    }
                 }
-                return nil
             }
         }
         delivery.observation = observation
@@ -123,10 +155,10 @@ extension ChangeDecoder {
     /// A decoder for `feed`, with its triggers installed on `db` and kept
     /// there (and its columns kept current) for as long as the decoder lives.
     static func keeping(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
-        let decoder = ChangeDecoder(columns: try feed.liveColumns(db), keyColumns: try feed.keyColumns(db))
+        let decoder = ChangeDecoder(columns: try feed.payloadColumns(db), keyColumns: try feed.keyColumns(db))
         decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
             let triggers = try feed.triggers(db)
-            decoder?.columns = try feed.liveColumns(db)
+            decoder?.columns = try feed.payloadColumns(db)
             decoder?.keyColumns = try feed.keyColumns(db)
             return triggers
         }

@@ -10,6 +10,8 @@ import Foundation
 /// ```
 public struct CallbackScheduling: Sendable {
     let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// `.immediate`: events are handed over in place, with no closure to build.
+    var runsInPlace = false
 
     /// Asynchronously on `queue`, one event after another, in commit order.
     ///
@@ -30,7 +32,7 @@ public struct CallbackScheduling: Sendable {
     ///     print(event.title)                         // the writer waits for this
     /// }
     /// ```
-    public static let immediate = CallbackScheduling { action in action() }
+    public static let immediate = CallbackScheduling(schedule: { action in action() }, runsInPlace: true)
 }
 
 extension DatabaseWriter {
@@ -203,7 +205,13 @@ final class ScheduledDelivery<Element: Sendable>: @unchecked Sendable {
 
     private var isLive: Bool { observation.map { !$0.isCancelled } ?? false }
 
-    func deliver(_ element: Element) { scheduling.schedule { if self.isLive { self.onEvent(element) } } }
+    func deliver(_ element: Element) {
+        if scheduling.runsInPlace {
+            if isLive { onEvent(element) }
+        } else {
+            scheduling.schedule { if self.isLive { self.onEvent(element) } }
+        }
+    }
 
     @Sendable func report(_ error: any Error) { scheduling.schedule { if self.isLive { self.onError(error) } } }
 }

@@ -171,6 +171,71 @@ struct Replica<Record: Hashable> {
         ])
     }
 
+    @Test func aKeysOnlyFeedCarriesRowidsAndPrimaryKeysOnly() throws {
+        struct Plain: FetchableRecord, TableRecord { static let databaseTableName = "plain"; init(row: Row) {} }
+        struct Keyed: FetchableRecord, TableRecord { static let databaseTableName = "keyed"; init(row: Row) {} }
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE plain(title TEXT);
+                CREATE TABLE keyed(a TEXT, b INTEGER, note TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID;
+                """)
+        }
+        let keys = Locked<[String]>([])
+        func record(_ table: String) -> @Sendable (RecordChange<ChangedKey>) -> Void {
+            { change in
+                switch change {
+                case .inserted(let key): keys.mutate { $0.append("\(table) +\(key)") }
+                case .updated(let old, let new): keys.mutate { $0.append("\(table) \(old) -> \(new)") }
+                case .deleted(let key): keys.mutate { $0.append("\(table) -\(key)") }
+                }
+            }
+        }
+        let observations = [
+            try dbQueue.observeChangedKeys(of: FeedItem.self, scheduling: .immediate, onChange: record("items")),
+            try dbQueue.observeChangedKeys(of: Plain.self, scheduling: .immediate, onChange: record("plain")),
+            try dbQueue.observeChangedKeys(of: Keyed.self, scheduling: .immediate, onChange: record("keyed")),
+        ]
+        let (rows, rowObservation) = try collect(FeedItem.self, on: dbQueue)
+        defer { (observations + [rowObservation]).forEach { $0.cancel() } }
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                INSERT INTO feedItems(id, title) VALUES ('a', 'A long title that the key feed never copies');
+                UPDATE feedItems SET id = 'b' WHERE id = 'a';
+                INSERT INTO plain(title) VALUES ('x'); DELETE FROM plain;
+                INSERT INTO keyed VALUES ('k', 1, 'n'); UPDATE keyed SET note = 'm';
+                """)
+            // What waits for the commit: the key feed's events hold the kind,
+            // the rowid and the key columns (none for a table keyed by its rowid alone), the row feed's
+            // every column.
+            let argumentCounts = try Int.fetchAll(db, sql: """
+                SELECT json_array_length(args) FROM temp.swift_callback_pending WHERE args LIKE '["insert"%' ORDER BY rowid
+                """)
+            #expect(argumentCounts.sorted() == [2, 3, 4, 8])
+        }
+        #expect(keys.value == [
+            "items +rowid 1, id: \"a\"", "items rowid 1, id: \"a\" -> rowid 1, id: \"b\"",
+            "plain +rowid 1", "plain -rowid 1",
+            "keyed +rowid NULL, a: \"k\", b: 1", "keyed rowid NULL, a: \"k\", b: 1 -> rowid NULL, a: \"k\", b: 1",
+        ])
+        #expect(rows.value.count == 2, "a row feed of the same table still gets whole rows")
+    }
+
+    @Test func aKeysOnlyFeedFoldsNetChanges() throws {
+        let dbQueue = try makeQueue(recursiveTriggers: true)
+        let keys = Locked<[RecordChange<ChangedKey>]>([])
+        let observation = try dbQueue.observeChangedKeys(of: FeedList.self, feed: ChangeFeed.all.netPerTransaction(),
+                                                         scheduling: .immediate) { change in keys.mutate { $0.append(change) } }
+        defer { observation.cancel() }
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                INSERT INTO feedLists(id, title) VALUES (1, 'a'); UPDATE feedLists SET title = 'b';
+                INSERT INTO feedLists(id, title) VALUES (2, 'c'); DELETE FROM feedLists WHERE id = 2;
+                """)
+        }
+        #expect(keys.value == [.inserted(ChangedKey(rowID: 1, primaryKey: ["id": 1.databaseValue]))])
+    }
+
     @Test func anImmediateCheckVetoesAnyWritePath() throws {
         struct EmptyTitle: Error, CustomStringConvertible { var description: String { "a list needs a title" } }
         let dbQueue = try makeQueue()
@@ -249,6 +314,16 @@ struct Replica<Record: Hashable> {
     func replicasKeptFromChangesEqualTheTables(recursiveTriggers: Bool) throws {
         let transactions = Int(ProcessInfo.processInfo.environment["SQLITETRIGGERS_FEED_TRANSACTIONS"] ?? "") ?? 300
         let dbQueue = try makeQueue(recursiveTriggers: recursiveTriggers)
+        // Two more ways to lose a transaction: a trigger's RAISE(ROLLBACK),
+        // and a COMMIT that fails on a deferred foreign key.
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                CREATE TEMP TRIGGER refuseRollbackTitles BEFORE INSERT ON feedLists WHEN new.title = 'rollback'
+                BEGIN SELECT RAISE(ROLLBACK, 'a trigger rolled the transaction back'); END;
+                CREATE TABLE feedNotes(id INTEGER PRIMARY KEY,
+                  itemID TEXT REFERENCES feedItems(id) DEFERRABLE INITIALLY DEFERRED);
+                """)
+        }
         var exactLists = Replica<FeedList>(key: { [$0.id.databaseValue] })
         var exactItems = Replica<FeedItem>(key: { [$0.id.databaseValue] })
         var netLists = exactLists, netItems = exactItems
@@ -268,24 +343,31 @@ struct Replica<Record: Hashable> {
         }
         defer { observations.forEach { $0.cancel() } }
         var generator = SplitMix64(seed: recursiveTriggers ? 2 : 1)
-        var committed = 0
+        var committed = 0, raisedRollbacks = 0, failedCommits = 0
         for _ in 0..<transactions {
-            try dbQueue.writeWithoutTransaction { db in
-                try db.inTransaction {
-                    for _ in 0..<Int.random(in: 1...8, using: &generator) {
-                        if Int.random(in: 0..<6, using: &generator) == 0 {
-                            try db.inSavepoint {
+            var willCommit = false
+            do {
+                try dbQueue.writeWithoutTransaction { db in
+                    try db.inTransaction {
+                        for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                            if Int.random(in: 0..<6, using: &generator) == 0 {
+                                try db.inSavepoint {
+                                    try randomWrite(db, &generator, recursiveTriggers: recursiveTriggers)
+                                    return Bool.random(using: &generator) ? .commit : .rollback
+                                }
+                            } else {
                                 try randomWrite(db, &generator, recursiveTriggers: recursiveTriggers)
-                                return Bool.random(using: &generator) ? .commit : .rollback
                             }
-                        } else {
-                            try randomWrite(db, &generator, recursiveTriggers: recursiveTriggers)
                         }
+                        willCommit = Int.random(in: 0..<5, using: &generator) > 0
+                        return willCommit ? .commit : .rollback
                     }
-                    let commit = Int.random(in: 0..<5, using: &generator) > 0
-                    if commit { committed += 1 }
-                    return commit ? .commit : .rollback
                 }
+                if willCommit { committed += 1 }
+            } catch let error as DatabaseError where error.message == "a trigger rolled the transaction back" {
+                raisedRollbacks += 1
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+                failedCommits += 1
             }
             for event in delivered.value {
                 if let change = event.list { event.net ? netLists.apply(change) : exactLists.apply(change) }
@@ -301,8 +383,9 @@ struct Replica<Record: Hashable> {
             }
             if Set(exactItems.rows.values) != items || (recursiveTriggers && Set(netItems.rows.values) != items) { break }
         }
-        #expect(committed > transactions / 2)
-        print("change feed model test: \(transactions) transactions, \(committed) committed, recursive_triggers \(recursiveTriggers)")
+        #expect(committed > transactions / 2 && raisedRollbacks > 0 && failedCommits > 0)
+        print("change feed model test: \(transactions) transactions, \(committed) committed, \(raisedRollbacks) RAISE(ROLLBACK), "
+              + "\(failedCommits) failed COMMITs, recursive_triggers \(recursiveTriggers)")
     }
 }
 
@@ -334,9 +417,19 @@ func randomWrite(_ db: Database, _ generator: inout SplitMix64, recursiveTrigger
         // only when recursive_triggers is on (see the README).
         { if recursiveTriggers { try db.execute(sql: "INSERT OR REPLACE INTO feedLists(id, title) VALUES (?, ?)", arguments: [list, "list 1 a"]) } },
     ]
+    // Rarely, a statement that ends the whole transaction: a trigger's
+    // RAISE(ROLLBACK), or a dangling deferred foreign key that fails COMMIT.
+    let ending: [() throws -> Void] = [
+        { try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (?, 'rollback')", arguments: [list + 100]) },
+        { try db.execute(sql: "INSERT INTO feedNotes(itemID) VALUES ('missing')") },
+    ]
     do {
-        try statements.randomElement(using: &generator)!()
-    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+        if Int.random(in: 0..<40, using: &generator) == 0 {
+            try ending.randomElement(using: &generator)!()
+        } else {
+            try statements.randomElement(using: &generator)!()
+        }
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && db.isInsideTransaction {
         // A failing statement: SQLite undid its changes, the transaction goes on.
     }
 }

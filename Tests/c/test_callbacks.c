@@ -546,15 +546,16 @@ static void readBatch(void *pArg, int nEvent){
   char zLine[200];
   p->nCalls++;
   p->nEventsTold += nEvent;
-  sqlite3_prepare_v2(p->db, "SELECT seq, name, quote(arg1), typeof(arg2), "
+  sqlite3_prepare_v2(p->db, "SELECT seq, name, argc, quote(arg1), typeof(arg2), "
                      "quote(arg3), quote(arg126) FROM swift_callback_batch",
                      -1, &pStmt, 0);
   strncat(p->zRows, "[", sizeof(p->zRows) - strlen(p->zRows) - 1);
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
-    snprintf(zLine, sizeof(zLine), "(%s %s %s %s %s %s)",
+    snprintf(zLine, sizeof(zLine), "(%s %s %s %s %s %s %s)",
              sqlite3_column_text(pStmt, 0), sqlite3_column_text(pStmt, 1),
              sqlite3_column_text(pStmt, 2), sqlite3_column_text(pStmt, 3),
-             sqlite3_column_text(pStmt, 4), sqlite3_column_text(pStmt, 5));
+             sqlite3_column_text(pStmt, 4), sqlite3_column_text(pStmt, 5),
+             sqlite3_column_text(pStmt, 6));
     strncat(p->zRows, zLine, sizeof(p->zRows) - strlen(p->zRows) - 1);
   }
   strncat(p->zRows, "]", sizeof(p->zRows) - strlen(p->zRows) - 1);
@@ -592,8 +593,8 @@ static void testBatchObserverReadsItsRound(void){
   expect(reader.nCalls==0, "a batch observer waits for sqlitetriggers_deliver()");
   sqlitetriggers_deliver(db);
   expect(strcmp(reader.zRows,
-         "[(1 inserted 'a' integer X'00FF' NULL)(3 inserted 'b' integer X'00FF' NULL)"
-         "(5 inserted 'c' integer X'00FF' NULL)]@3")==0,
+         "[(1 inserted 4 'a' integer X'00FF' NULL)(3 inserted 4 'b' integer X'00FF' NULL)"
+         "(5 inserted 4 'c' integer X'00FF' NULL)]@3")==0,
          "one batch call reads the round's events it observes, in commit order, "
          "each argument with its type, NULL past the last");
   expect(reader.nCalls==1 && reader.nEventsTold==3, "the call is told how many events it holds");
@@ -619,7 +620,7 @@ static void testBatchObserverWritesMakeTheNextRound(void){
                                             countDestroy, 0);
   exec(db, "INSERT INTO t(v) VALUES ('a')");
   sqlitetriggers_deliver(db);
-  expect(reader.nCalls==2 && strstr(reader.zRows, "]@0[(2 inserted 'from the observer'")!=0,
+  expect(reader.nCalls==2 && strstr(reader.zRows, "]@0[(2 inserted 1 'from the observer'")!=0,
          "events a batch observer's write commits come in the next round of the same delivery");
   sqlite3_close(db);
 }

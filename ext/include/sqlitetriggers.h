@@ -132,8 +132,8 @@ typedef void (*sqlitetriggers_after_commit_callback)(
 ** committed events it observes (the events waiting when the round began),
 ** after that round's after-commit observers, with nEvent > 0.  During the
 ** call the virtual table swift_callback_batch holds those events in commit
-** order, one row each:
-**     SELECT seq, name, arg1, arg2, ... FROM swift_callback_batch
+** order, one row each, argc the number of arguments after the name:
+**     SELECT seq, name, argc, arg1, arg2, ... FROM swift_callback_batch
 ** so that the host decodes them with one statement, as it decodes rows of
 ** a table.  It may read and write the database; events its writes commit
 ** come in a later round.
