@@ -71,7 +71,11 @@ final class ObserverBox<Handler>: CancellableObserver, @unchecked Sendable {
         self.onError = onError
     }
 
-    var isCancelled: Bool { handler == nil }
+    var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return storedHandler == nil          // no copy of the closure
+    }
 
     var handler: Handler? {
         lock.lock()

@@ -251,55 +251,59 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     }
 
     /// How a round of the feed's events is fetched from
-    /// `swift_callback_batch`: two statements stepped together, one per
-    /// side of a change (the only side of an insert or delete, the old side
-    /// of an update; the new side of an update). Each reads the side's
-    /// columns under the table's names, then its rowid, and the first also
-    /// the kind and argc: a record decodes from the statement's own row,
-    /// as in a fetch, and the extra columns, last, never shadow a column
-    /// of the table. Rebuilt when the columns change.
+    /// `swift_callback_batch`: two statements, one per side of a change.
+    /// The first reads every event's first side (the only side of an insert
+    /// or delete, the old side of an update), the second the new side of
+    /// the updates alone, so that it advances with the first only on an
+    /// update. Each reads the side's columns under the table's names, then
+    /// its rowid; the first then the kind (0 insert, 1 delete, 2 update)
+    /// and whether the event has the table's width. A record decodes from
+    /// the statement's own row, as in a fetch, and the extra columns, last,
+    /// never shadow a column of the table. Rebuilt when the columns change.
     private var batchLayout: (columns: [String], first: String, second: String)?
 
     private func currentBatchLayout() -> (first: String, second: String) {
         if let batchLayout, batchLayout.columns == columns { return (batchLayout.first, batchLayout.second) }
-        func side(_ rowidArgument: Int, extra: [String]) -> String {
+        let width = 1 + columns.count
+        func side(_ rowidArgument: Int, extra: [String], where condition: String = "") -> String {
             let values = columns.enumerated().map { "arg\(rowidArgument + 1 + $0.offset) AS \(SQLQuoting.identifier($0.element))" }
-            return "SELECT " + (values + ["arg\(rowidArgument)"] + extra).joined(separator: ", ") + " FROM swift_callback_batch"
+            return "SELECT " + (values + ["arg\(rowidArgument)"] + extra).joined(separator: ", ") + " FROM swift_callback_batch" + condition
         }
-        let layout = (first: side(2, extra: ["arg1", "argc"]), second: side(3 + columns.count, extra: []))
+        let layout = (first: side(2, extra: ["(arg1 = 'delete') + 2 * (arg1 = 'update')",
+                                             "argc = 1 + \(width) * (1 + (arg1 = 'update'))"]),
+                      second: side(2 + width, extra: [], where: " WHERE arg1 = 'update'"))
         batchLayout = (columns, layout.first, layout.second)
         return layout
     }
 
     /// Decodes the round of events the batch observer is called for, in
     /// commit order; a row that does not decode goes to `onError`, and the
-    /// others still come.
-    /// Keys are read only when `withKeys` (net changes fold by key), and
-    /// the second statement only when the feed has updates.
-    /// Each side becomes an `Element` through `decodeSide`: `Record(row:)`,
-    /// or a ``ChangedKey`` for a keys-only feed.
+    /// others still come. Keys are read only when `withKeys` (net changes
+    /// fold by key), and updates only when `hasUpdates`. Each side becomes
+    /// an `Element` through `decodeSide`: `Record(row:)`, or a
+    /// ``ChangedKey`` for a keys-only feed.
     func decodeBatch<Element>(_ db: Database, withKeys: Bool, hasUpdates: Bool,
                               decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
                               _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
         let (firstSQL, secondSQL) = currentBatchLayout()
         let firstSides = try Row.fetchCursor(db.cachedStatement(sql: firstSQL))
-        let secondSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
-        let count = columns.count, width = 1 + count
+        let updatedSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
+        let count = columns.count
         func key(_ row: Row) -> [DatabaseValue]? {
             guard withKeys else { return nil }
             return keyColumns.isEmpty ? [row[count] as DatabaseValue] : keyColumns.map { row[$0] as DatabaseValue }
         }
         while let first = try firstSides.next() {
-            let second = try secondSides?.next()
+            let kind: Int64 = first[count + 1]
+            let second = kind == 2 ? try updatedSides?.next() : nil
             do {
-                let kind: String = first[count + 1]
-                guard first[count + 2] == 1 + width * (kind == "update" ? 2 : 1) else {
+                guard first[count + 2] as Bool else {
                     throw DatabaseError(resultCode: .SQLITE_MISMATCH, message:
                         "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(count) columns")
                 }
                 switch (kind, second) {
-                case ("insert", _): body(.inserted(try decodeSide(first)), nil, key(first))
-                case ("delete", _): body(.deleted(try decodeSide(first)), key(first), nil)
+                case (0, _): body(.inserted(try decodeSide(first)), nil, key(first))
+                case (1, _): body(.deleted(try decodeSide(first)), key(first), nil)
                 case (_, let second?): body(.updated(old: try decodeSide(first), new: try decodeSide(second)), key(first), key(second))
                 default: preconditionFailure("an update event in a feed without updates")
                 }
