@@ -19,6 +19,16 @@
 **   swift_callback(); a database file must never reach this function
 **   (drop the object, or move it to the TEMP schema)
 **
+** Likewise a table or view named swift_callback_log or swift_callback_batch,
+** in any schema, TEMP too: SQLite looks a name up in the schemas before it
+** tries an eponymous virtual table, so such an object would hide the
+** extension's own table, and a host reading it (a change feed decoding a
+** batch) would read the file's rows as events:
+**
+**   swift_callback: refused: table "swift_callback_batch" in database
+**   "main" hides the extension's own swift_callback_batch table (rename or
+**   drop it)
+**
 ** Calls are checked because a file ATTACHed after registration is read
 ** later.  swift_callback() checks once per transaction, when it joins it
 ** (ATTACH is impossible inside a transaction); the controls check on every
@@ -126,18 +136,31 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
   for(iDb=0; rc==SQLITE_OK && (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
     sqlite3_stmt *pStmt = 0;
     char *zSql;
-    if( iDb==1 ) continue;                  /* TEMP: the app's own */
+    /* TEMP is the app's own: only a hiding name is refused there.  The
+    ** fourth column says whether the object hides one of our tables. */
     zSql = sqlite3_mprintf(
-        "SELECT type, name, sql FROM \"%w\".sqlite_schema"
-        " WHERE sql LIKE '%%swift%%callback%%'"
-        " OR sql LIKE '%%sqlitetriggers%%'", zDb);
+        "SELECT type, name, sql, type IN ('table', 'view') AND lower(name)"
+        " IN ('swift_callback_log', 'swift_callback_batch'), lower(name)"
+        " FROM \"%w\".sqlite_schema"
+        " WHERE (type IN ('table', 'view') AND lower(name)"
+        "        IN ('swift_callback_log', 'swift_callback_batch'))"
+        " OR (%d AND (sql LIKE '%%swift%%callback%%'"
+        "             OR sql LIKE '%%sqlitetriggers%%'))", zDb, iDb!=1);
     if( zSql==0 ) return SQLITE_NOMEM;
     rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
     sqlite3_free(zSql);
     while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
       const char *zObjSql = (const char*)sqlite3_column_text(pStmt, 2);
-      const char *zCalled = zObjSql ? sqlCallsGuardedFunction(zObjSql) : 0;
-      if( zCalled ){
+      const char *zCalled = zObjSql && iDb!=1 ? sqlCallsGuardedFunction(zObjSql) : 0;
+      if( sqlite3_column_int(pStmt, 3) ){
+        *pzErr = sqlite3_mprintf(
+            "%s: refused: %s \"%w\" in database \"%w\" hides the extension's "
+            "own %s table (rename or drop it)", zFunc,
+            (const char*)sqlite3_column_text(pStmt, 0),
+            (const char*)sqlite3_column_text(pStmt, 1), zDb,
+            (const char*)sqlite3_column_text(pStmt, 4));
+        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+      }else if( zCalled ){
         *pzErr = sqlite3_mprintf(
             "%s: refused: %s \"%w\" in database \"%w\" calls %s(); a database "
             "file must never reach this function (drop the object, or move "

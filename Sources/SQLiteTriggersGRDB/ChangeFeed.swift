@@ -282,9 +282,27 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// fold by key), and updates only when `hasUpdates`. Each side becomes
     /// an `Element` through `decodeSide`: `Record(row:)`, or a
     /// ``ChangedKey`` for a keys-only feed.
-    func decodeBatch<Element>(_ db: Database, withKeys: Bool, hasUpdates: Bool,
+    /// A failed fetch (out of memory) throws, saying how many of the
+    /// round's `eventCount` changes were not delivered.
+    func decodeBatch<Element>(_ db: Database, eventCount: Int, withKeys: Bool, hasUpdates: Bool,
                               decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
                               _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
+        var read = 0
+        do {
+            try decodeBatch(db, withKeys: withKeys, hasUpdates: hasUpdates, decodeSide: decodeSide, onError: onError) { change, oldKey, newKey in
+                read += 1
+                body(change, oldKey, newKey)
+            }
+        } catch let error as DatabaseError {
+            throw DatabaseError(resultCode: error.extendedResultCode, message:
+                "change feed of \"\(Record.databaseTableName)\": \(eventCount - read) of \(eventCount) committed changes "
+                + "could not be read, and are lost: \(error.message ?? "\(error.resultCode)")")
+        }
+    }
+
+    private func decodeBatch<Element>(_ db: Database, withKeys: Bool, hasUpdates: Bool,
+                                      decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
+                                      _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
         let (firstSQL, secondSQL) = currentBatchLayout()
         let firstSides = try Row.fetchCursor(db.cachedStatement(sql: firstSQL))
         let updatedSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil

@@ -135,8 +135,8 @@ extension DatabaseWriter {
             let flusher = feed.isNet ? NetChangeFlusher<Element>(deliver: delivery.deliver) : nil
             if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
             // A round of events at a time, decoded by one GRDB fetch.
-            return try db.observeCallbackBatches(named: feed.callbackName, onError: delivery.report) { db, _ in
-                try decoder.decodeBatch(db, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: { [unowned decoder] row in try decodeSide(decoder, row) },
+            return try db.observeCallbackBatches(named: feed.callbackName, onError: delivery.report) { db, count in
+                try decoder.decodeBatch(db, eventCount: count, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: { [unowned decoder] row in try decodeSide(decoder, row) },
                                         onError: delivery.report) { change, oldKey, newKey in
                     if let flusher {
                         flusher.net.add(change, oldKey: oldKey, newKey: newKey)

@@ -48,7 +48,12 @@ enum ReadmeChangeFeed {
         let check = try dbQueue.checkChanges(to: Reminder.self) { change in
             if change.new?.title.isEmpty == true { throw DatabaseError(message: "a reminder needs a title") }
         }
+        
+        // Keys only (rowid and primary key): little memory for huge transactions.
+        let reindex = try dbQueue.observeChangedKeys(of: Reminder.self, scheduling: .async(onQueue: .global())) { change in
+            print("reindex", change.new ?? change.old!)
+        }
         // END README change feed statements
-        return (replica, [sync, completions, check])
+        return (replica, [sync, completions, check, reindex])
     }
 }

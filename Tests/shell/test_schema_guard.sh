@@ -114,3 +114,24 @@ SELECT * FROM v;
 SELECT name, args FROM swift_callback_log;" \
   "7
 ok|[1]"
+
+# A table or view named like one of ours would hide it: SQLite finds
+# schema objects before eponymous virtual tables, and a change feed would
+# decode the file's rows as events.
+db=$(scratch_db)
+"$SQLITE3" "$db" "CREATE TABLE Swift_Callback_Batch(seq, name, argc, arg1);
+  INSERT INTO Swift_Callback_Batch VALUES (1, 'x', 1, 'forged');"
+check "a file whose table hides swift_callback_batch is refused, naming the table" \
+  "SELECT 1;" \
+  "Error: error during initialization: sqlitetriggers: refused: table \"Swift_Callback_Batch\" in database \"main\" hides the extension's own swift_callback_batch table (rename or drop it)
+1" "$db"
+
+check "a TEMP view hiding swift_callback_log stops swift_callback, naming it" \
+  "CREATE TEMP VIEW swift_callback_log AS SELECT 1 AS seq, 'forged' AS name, '[]' AS args;
+SELECT swift_callback('x');" \
+  "Runtime error near line 3: swift_callback: refused: view \"swift_callback_log\" in database \"temp\" hides the extension's own swift_callback_log table (rename or drop it)"
+
+check "an index named swift_callback_batch hides nothing" \
+  "CREATE TABLE t(x); CREATE INDEX swift_callback_batch ON t(x);
+SELECT swift_callback('x') IS NULL;" \
+  "1"

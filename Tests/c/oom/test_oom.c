@@ -207,6 +207,35 @@ static void recordDelivery(void *pArg, const sqlitetriggers_event *pEvent){
            (const char*)zValue);
 }
 
+/* A batch observer reads its rounds with a statement of its own, which
+** may fail for memory: then it must say so (nReadFailures), never deliver
+** a wrong value. */
+typedef struct BatchRead {
+  Delivered values;
+  sqlite3 *db;
+  int nReadFailures;
+} BatchRead;
+
+static void readBatch(void *pArg, int nEvent){
+  BatchRead *p = (BatchRead*)pArg;
+  sqlite3_stmt *pStmt = 0;
+  int rc, nRead = 0;
+  rc = sqlite3_prepare_v2(p->db, "SELECT arg1, argc FROM swift_callback_batch",
+                          -1, &pStmt, 0);
+  while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const unsigned char *zValue = sqlite3_column_text(pStmt, 0);
+    size_t n = strlen(p->values.zValues);
+    rc = SQLITE_OK;
+    if( zValue==0 ){ rc = SQLITE_NOMEM; break; }
+    if( sqlite3_column_int(pStmt, 1)!=4 ) p->values.nBadShape++;
+    snprintf(p->values.zValues + n, sizeof(p->values.zValues) - n, "%s%s",
+             n ? "\n" : "", (const char*)zValue);
+    nRead++;
+  }
+  if( rc!=SQLITE_DONE || nRead!=nEvent ) p->nReadFailures++;
+  sqlite3_finalize(pStmt);
+}
+
 static int approveImmediately(void *pArg, const sqlitetriggers_event *pEvent,
                               sqlite3_context *pResult, char **pzError){
   (void)pArg; (void)pEvent; (void)pzError;
@@ -241,9 +270,12 @@ static const char *const aCallbackSql[] = {
 static void runCallbacks(long iAt, int persistent){
   sqlite3 *db = openRegistered();
   Delivered delivered;
+  BatchRead batch;
   char zAudit[4096], zLog[4096];
   int i, hasFailed = 0;
   memset(&delivered, 0, sizeof(delivered));
+  memset(&batch, 0, sizeof(batch));
+  batch.db = db;
   if( sqlite3_exec(db,
         "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);"
         "CREATE TABLE audit(n INTEGER PRIMARY KEY, v TEXT);"
@@ -254,7 +286,9 @@ static void runCallbacks(long iAt, int persistent){
    || sqlitetriggers_observe_after_commit(db, 0, recordDelivery, &delivered,
                                           0, 0)!=SQLITE_OK
    || sqlitetriggers_observe_immediate(db, "ins", approveImmediately, 0, 0,
-                                       0)!=SQLITE_OK ){
+                                       0)!=SQLITE_OK
+   || sqlitetriggers_observe_after_commit_batch(db, "ins", readBatch, &batch,
+                                                0, 0)!=SQLITE_OK ){
     fprintf(stderr, "oom: cannot set up: %s\n", sqlite3_errmsg(db));
     exit(2);
   }
@@ -289,8 +323,15 @@ static void runCallbacks(long iAt, int persistent){
   }
   expect(strcmp(zLog, zAudit)==0, "the log equals the committed audit rows",
          iAt, persistent);
-  expect(delivered.nBadShape==0, "delivered arguments are intact", iAt,
-         persistent);
+  expect(delivered.nBadShape==0 && batch.values.nBadShape==0,
+         "delivered arguments are intact", iAt, persistent);
+  /* Every round the batch observer read whole is the committed rows, in
+  ** order: what it missed, it was told of by a failed read. */
+  expect(batch.nReadFailures>0 || strcmp(batch.values.zValues, zAudit)==0,
+         "a batch observer reads the committed rows, or knows it could not",
+         iAt, persistent);
+  expect(nInjected!=0 || batch.nReadFailures==0, "a batch observer reads every round",
+         iAt, persistent);
   expect(sqlitetriggers_undelivered_count(db)==0, "nothing waits", iAt,
          persistent);
   expect(sqlite3_exec(db, "INSERT INTO t(v) VALUES ('after')", 0, 0, 0)
