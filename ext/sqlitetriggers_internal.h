@@ -66,8 +66,9 @@ static inline void randomPoolBytes(RandomPool *pPool, unsigned char *aOut,
   pPool->iNext += n;
 }
 
-/* callback.c keeps its state private. */
+/* callback.c and time.c keep their state private. */
 typedef struct CallbackState CallbackState;
+typedef struct TimeHelper TimeHelper;
 
 /* The per-connection state behind every SQL function. */
 typedef struct Connection Connection;
@@ -85,6 +86,7 @@ struct Connection {
   RandomPool random;          /* kernel-keyed, or seeded by the control */
   uint64_t lastLocalV7Tick;   /* uuidv7 order while pinned or seeded */
   CallbackState *pCallbacks;  /* swift_callback() events and observers */
+  TimeHelper *pTimeHelper;    /* time.c's julianday() connection, or NULL */
   Connection *pNext;          /* registry of live connections */
 };
 
@@ -106,6 +108,7 @@ int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut);
 int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *zFunc,
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD);
 int sqlitetriggers_register_time_functions(sqlite3 *db, Connection *p);
+void sqlitetriggers_time_helper_free(TimeHelper *pHelper);
 
 /* callback.c */
 CallbackState *sqlitetriggers_callback_state_create(void);

@@ -37,22 +37,36 @@
 ** Both are SQLITE_INNOCUOUS, so DEFAULT (datetime_subsec()) works in a
 ** schema with PRAGMA trusted_schema=OFF, and not SQLITE_DETERMINISTIC.
 **
-** The julianday() calls run on a private in-memory connection, serialized
-** by a mutex, whose prepared statements are cached.  They cannot be cached
-** on the caller's connection: sqlite3_close() refuses to close a
-** connection with unfinalized statements.
+** The common calls are computed here, as SQLite 3.40's date.c computes
+** them: no argument or 'now'; a number alone (a Julian day number) or with
+** 'unixepoch'; and 'YYYY-MM-DD', optionally followed by ' ' or 'T' and
+** 'HH:MM', ':SS', '.fff...' and 'Z'.  Every other call goes to the host
+** SQLite's julianday(), on a private in-memory connection that each
+** registered connection opens the first time it needs it, with its
+** prepared statements cached.  Per connection, so that no lock is shared:
+** the connections of a DatabasePool run in parallel.  Not the caller's own
+** connection: sqlite3_close() refuses to close a connection with
+** unfinalized statements.
 */
 #include "sqlitetriggers_internal.h"
 
-#include <pthread.h>
 #include <string.h>
 
 #define DAY_MS ((sqlite3_int64)86400000)
 #define CACHED_ARITIES 16
 
-static sqlite3 *helperDb = 0;
-static sqlite3_stmt *helperStmts[CACHED_ARITIES+1];   /* by argument count */
-static pthread_mutex_t helperMutex = PTHREAD_MUTEX_INITIALIZER;
+struct TimeHelper {
+  sqlite3 *db;
+  sqlite3_stmt *aStmt[CACHED_ARITIES+1];   /* by argument count */
+};
+
+void sqlitetriggers_time_helper_free(TimeHelper *pHelper){
+  int i;
+  if( pHelper==0 ) return;
+  for(i=0; i<=CACHED_ARITIES; i++) sqlite3_finalize(pHelper->aStmt[i]);
+  sqlite3_close(pHelper->db);
+  sqlite3_free(pHelper);
+}
 
 static const char digitPairs[] =
   "00010203040506070809101112131415161718192021222324252627282930313233"
@@ -157,33 +171,171 @@ static int isNow(sqlite3_value *pVal){
   return z && sqlite3_stricmp(z, "now")==0;
 }
 
-/* The helper's "SELECT julianday(?1,...,?n)"; caller holds helperMutex.
-** Statements beyond CACHED_ARITIES arguments are not cached. */
-static int helperStatement(int nArg, sqlite3_stmt **ppStmt){
+/* The helper's "SELECT julianday(?1,...,?n)" on p's helper connection,
+** opened on first use.  Statements beyond CACHED_ARITIES arguments are not
+** cached. */
+static int helperStatement(Connection *p, int nArg, sqlite3_stmt **ppStmt){
+  TimeHelper *pHelper = p->pTimeHelper;
   char *zSql;
   int rc, i;
-  if( nArg<=CACHED_ARITIES && helperStmts[nArg] ){
-    *ppStmt = helperStmts[nArg];
+  if( pHelper && nArg<=CACHED_ARITIES && pHelper->aStmt[nArg] ){
+    *ppStmt = pHelper->aStmt[nArg];
     return SQLITE_OK;
   }
-  if( helperDb==0 ){
-    rc = sqlite3_open_v2(":memory:", &helperDb,
+  if( pHelper==0 ){
+    pHelper = sqlite3_malloc(sizeof(*pHelper));
+    if( pHelper==0 ) return SQLITE_NOMEM;
+    memset(pHelper, 0, sizeof(*pHelper));
+    rc = sqlite3_open_v2(":memory:", &pHelper->db,
                          SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
     if( rc!=SQLITE_OK ){
-      sqlite3_close(helperDb);
-      helperDb = 0;
+      sqlite3_close(pHelper->db);
+      sqlite3_free(pHelper);
       return rc;
     }
+    p->pTimeHelper = pHelper;
   }
   zSql = sqlite3_malloc(32 + 2*nArg);
   if( zSql==0 ) return SQLITE_NOMEM;
   memcpy(zSql, "SELECT julianday(?", 18);
   for(i=1; i<nArg; i++) memcpy(zSql + 16 + 2*i, ",?", 2);
   memcpy(zSql + 16 + 2*nArg, ")", 2);
-  rc = sqlite3_prepare_v2(helperDb, zSql, -1, ppStmt, 0);
+  rc = sqlite3_prepare_v2(pHelper->db, zSql, -1, ppStmt, 0);
   sqlite3_free(zSql);
-  if( rc==SQLITE_OK && nArg<=CACHED_ARITIES ) helperStmts[nArg] = *ppStmt;
+  if( rc==SQLITE_OK && nArg<=CACHED_ARITIES ) pHelper->aStmt[nArg] = *ppStmt;
   return rc;
+}
+
+/* ---- the native path: SQLite 3.40's date.c for the common inputs ------- */
+
+/* n digits at z as a number from 0 to max, or -1. */
+static int readDigits(const char *z, int n, int max){
+  int value = 0, i;
+  for(i=0; i<n; i++){
+    if( !isDigit(z[i]) ) return -1;
+    value = value*10 + (z[i] - '0');
+  }
+  return value<=max ? value : -1;
+}
+
+/* The days of month M (1 to 12) of year Y, proleptic Gregorian. */
+static int daysInMonth(int Y, int M){
+  static const unsigned char aDays[] = {31,28,31,30,31,30,31,31,30,31,30,31};
+  return aDays[M-1] + (M==2 && Y%4==0 && (Y%100!=0 || Y%400==0));
+}
+
+/*
+** 'YYYY-MM-DD', then optionally ' ' or 'T' and 'HH:MM', ':SS', '.fff...'
+** and a final 'Z', as iJD exactly as 3.40's parseYyyyMmDd(),
+** parseHhMmSs() and computeJD() give it (the fraction summed as a double,
+** then rounded to the millisecond; a fraction above .999 counts as .999,
+** as clampFraction() makes it for the exact path).  0 when z has any
+** other form, or a date or hour that SQLite versions read differently
+** (the 31st of a 30-day month, hour 24): the caller then takes the exact
+** path, the host SQLite's own reading.
+*/
+static int isoTextToJD(const char *z, sqlite3_int64 *piJD){
+  int Y, M, D, h = 0, m = 0, s = 0, A, B, X1, X2, hasTime = 0;
+  double fraction = 0.0;
+  if( (Y = readDigits(z, 4, 9999))<0 || z[4]!='-'
+   || (M = readDigits(z+5, 2, 12))<1 || z[7]!='-'
+   || (D = readDigits(z+8, 2, 31))<1 || D>daysInMonth(Y, M) ){
+    return 0;
+  }
+  z += 10;
+  if( *z==' ' || *z=='T' ){
+    z++;
+    if( (h = readDigits(z, 2, 23))<0 || z[2]!=':'
+     || (m = readDigits(z+3, 2, 59))<0 ){
+      return 0;
+    }
+    z += 5;
+    if( *z==':' ){
+      if( (s = readDigits(z+1, 2, 59))<0 ) return 0;
+      z += 3;
+      if( *z=='.' && isDigit(z[1]) ){
+        double scale = 1.0;
+        const char *zDigits = ++z;
+        int isAbove999 = 0;
+        while( isDigit(*z) ){
+          if( z - zDigits<3 ){
+            fraction = fraction*10.0 + (*z - '0');
+            scale *= 10.0;
+          }else{
+            isAbove999 |= *z!='0';
+          }
+          z++;
+        }
+        /* Past three digits the exact path sums every digit, except
+        ** after a .999 it clamps: sum them here the same way. */
+        if( z - zDigits>3 && !(fraction==999.0 && isAbove999) ){
+          const char *p;
+          fraction = 0.0;
+          scale = 1.0;
+          for(p=zDigits; p<z; p++){
+            fraction = fraction*10.0 + (*p - '0');
+            scale *= 10.0;
+          }
+        }
+        fraction /= scale;
+      }
+    }
+    if( *z=='Z' ) z++;
+    hasTime = 1;
+  }
+  if( *z ) return 0;
+  /* computeJD() of 3.40 */
+  if( M<=2 ){ Y--; M += 12; }
+  A = Y/100;
+  B = 2 - A + (A/4);
+  X1 = 36525*(Y+4716)/100;
+  X2 = 306001*(M+1)/10000;
+  *piJD = (sqlite3_int64)((X1 + X2 + D + B - 1524.5) * 86400000);
+  if( hasTime ){
+    *piJD += h*3600000 + m*60000 + (sqlite3_int64)((s + fraction)*1000 + 0.5);
+  }
+  return 1;
+}
+
+/*
+** The instant of the call's arguments when they take the native path:
+** JD_OK with *piJD, or JD_NULL when 3.40 gives NULL; -2 when the exact
+** path must decide.  nKept counts the modifiers that are not 'subsec'.
+*/
+#define JD_EXACT (-2)
+static int nativeJD(int argc, sqlite3_value **argv, int nKept,
+                    sqlite3_int64 *piJD){
+  int eType = sqlite3_value_type(argv[0]);
+  const char *zUnit = 0;
+  int i;
+  for(i=1; i<argc && zUnit==0; i++){
+    if( !isIgnoredModifier(argv[i]) ){
+      if( sqlite3_value_type(argv[i])!=SQLITE_TEXT ) return JD_EXACT;
+      zUnit = (const char*)sqlite3_value_text(argv[i]);
+      if( zUnit==0 ) return JD_EXACT;
+    }
+  }
+  if( nKept>1 ) return JD_EXACT;
+  if( eType==SQLITE_INTEGER || eType==SQLITE_FLOAT ){
+    double r = sqlite3_value_double(argv[0]);
+    if( zUnit==0 ){
+      /* A Julian day number: setRawDateNumber(). */
+      if( !(r>=0.0 && r<5373484.5) ) return JD_EXACT;
+      *piJD = (sqlite3_int64)(r*86400000.0 + 0.5);
+    }else if( sqlite3_stricmp(zUnit, "unixepoch")==0 ){
+      r = r*1000.0 + 210866760000000.0;
+      if( !(r>=0.0 && r<464269060800000.0) ) return JD_EXACT;
+      *piJD = (sqlite3_int64)(r + 0.5);
+    }else{
+      return JD_EXACT;
+    }
+  }else if( eType==SQLITE_TEXT && zUnit==0 ){
+    const char *z = (const char*)sqlite3_value_text(argv[0]);
+    if( z==0 || !isoTextToJD(z, piJD) ) return JD_EXACT;
+  }else{
+    return JD_EXACT;
+  }
+  return *piJD>=0 && *piJD<=MAX_JD_MS ? JD_OK : JD_NULL;
 }
 
 /*
@@ -218,18 +370,21 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
   int nKept = 0, i, rc, result = 0;
   int isNowFirst = argc==0 || isNow(argv[0]) || isIgnoredModifier(argv[0]);
   sqlite3_int64 iNow = 0;
-  /* Before the helper's mutex: the host's clock may run any code. */
   if( isNowFirst
    && clockFailed(ctx, zFunc, sqlitetriggers_connection_now_jd(p, &iNow)) ){
     return JD_ERROR;
   }
-  if( argc==0 ){
+  for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
+  if( argc==0 || (isNowFirst && nKept==0) ){
     *piJD = iNow;
     return JD_OK;
   }
-  for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
-  pthread_mutex_lock(&helperMutex);
-  rc = helperStatement(1 + nKept, &pStmt);
+  if( !isNowFirst ){
+    result = nativeJD(argc, argv, nKept, piJD);
+    if( result!=JD_EXACT ) return result;
+    result = 0;
+  }
+  rc = helperStatement(p, 1 + nKept, &pStmt);
   if( rc==SQLITE_OK ){
     int iParam = 1;
     /* datetime('subsec') on 3.42+ means 'now', with milliseconds. */
@@ -263,8 +418,8 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
     result = JD_ERROR;
   }else if( rc!=SQLITE_OK ){
     char *zErr = sqlite3_mprintf("%s: %s", zFunc,
-                                 helperDb ? sqlite3_errmsg(helperDb)
-                                          : sqlite3_errstr(rc));
+                                 p->pTimeHelper ? sqlite3_errmsg(p->pTimeHelper->db)
+                                                : sqlite3_errstr(rc));
     sqlite3_result_error(ctx, zErr ? zErr : zFunc, -1);
     sqlite3_free(zErr);
     result = JD_ERROR;
@@ -274,7 +429,6 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
     sqlite3_clear_bindings(pStmt);
     if( 1+nKept>CACHED_ARITIES ) sqlite3_finalize(pStmt);
   }
-  pthread_mutex_unlock(&helperMutex);
   return result;
 }
 
