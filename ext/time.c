@@ -114,12 +114,40 @@ int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut){
   return (int)(z + 23 - zOut);
 }
 
-static int isIgnoredModifier(sqlite3_value *pVal){
+/* What an argument means to these functions, read once per call: SQLite
+** compares these words without case. */
+#define WORD_OTHER      0
+#define WORD_SUBSEC     1     /* 'subsec' or 'subsecond': ignored */
+#define WORD_UNIXEPOCH  2
+#define WORD_NOW        3
+
+/* z[0..n) equals zWord, a lowercase word of letters, ignoring case (a
+** byte ORed with 0x20 is a lowercase letter only if it was a letter). */
+static int isWordNoCase(const char *z, int n, const char *zWord, int nWord){
+  int i;
+  if( n!=nWord ) return 0;
+  for(i=0; i<n; i++){
+    if( (z[i] | 0x20)!=zWord[i] ) return 0;
+  }
+  return 1;
+}
+
+static int wordOf(sqlite3_value *pVal){
   const char *z;
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return WORD_OTHER;
   z = (const char*)sqlite3_value_text(pVal);
-  return z && (sqlite3_stricmp(z, "subsec")==0
-               || sqlite3_stricmp(z, "subsecond")==0);
+  n = sqlite3_value_bytes(pVal);
+  if( z==0 ) return WORD_OTHER;
+  if( isWordNoCase(z, n, "unixepoch", 9) ) return WORD_UNIXEPOCH;
+  if( isWordNoCase(z, n, "subsec", 6) || isWordNoCase(z, n, "subsecond", 9) ){
+    return WORD_SUBSEC;
+  }
+  return isWordNoCase(z, n, "now", 3) ? WORD_NOW : WORD_OTHER;
+}
+
+static int isIgnoredModifier(sqlite3_value *pVal){
+  return wordOf(pVal)==WORD_SUBSEC;
 }
 
 static int isDigit(char c){ return c>='0' && c<='9'; }
@@ -162,13 +190,6 @@ static int bindTimeArgument(sqlite3_stmt *pStmt, int i, sqlite3_value *pVal){
   if( rc!=SQLITE_OK ) return rc;
   if( zClamped==0 ) return sqlite3_bind_value(pStmt, i, pVal);
   return sqlite3_bind_text(pStmt, i, zClamped, -1, sqlite3_free);
-}
-
-static int isNow(sqlite3_value *pVal){
-  const char *z;
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
-  z = (const char*)sqlite3_value_text(pVal);
-  return z && sqlite3_stricmp(z, "now")==0;
 }
 
 /* The helper's "SELECT julianday(?1,...,?n)" on p's helper connection,
@@ -298,39 +319,27 @@ static int isoTextToJD(const char *z, sqlite3_int64 *piJD){
 }
 
 /*
-** The instant of the call's arguments when they take the native path:
-** JD_OK with *piJD, or JD_NULL when 3.40 gives NULL; -2 when the exact
-** path must decide.  nKept counts the modifiers that are not 'subsec'.
+** The instant of the call's arguments when they take the native path: a
+** time value argv[0] and, when isUnixepoch, the one modifier 'unixepoch'
+** (else none).  JD_OK with *piJD, or JD_NULL when 3.40 gives NULL;
+** JD_EXACT when the exact path must decide.
 */
 #define JD_EXACT (-2)
-static int nativeJD(int argc, sqlite3_value **argv, int nKept,
-                    sqlite3_int64 *piJD){
-  int eType = sqlite3_value_type(argv[0]);
-  const char *zUnit = 0;
-  int i;
-  for(i=1; i<argc && zUnit==0; i++){
-    if( !isIgnoredModifier(argv[i]) ){
-      if( sqlite3_value_type(argv[i])!=SQLITE_TEXT ) return JD_EXACT;
-      zUnit = (const char*)sqlite3_value_text(argv[i]);
-      if( zUnit==0 ) return JD_EXACT;
-    }
-  }
-  if( nKept>1 ) return JD_EXACT;
+static int nativeJD(sqlite3_value *pTime, int isUnixepoch, sqlite3_int64 *piJD){
+  int eType = sqlite3_value_type(pTime);
   if( eType==SQLITE_INTEGER || eType==SQLITE_FLOAT ){
-    double r = sqlite3_value_double(argv[0]);
-    if( zUnit==0 ){
+    double r = sqlite3_value_double(pTime);
+    if( !isUnixepoch ){
       /* A Julian day number: setRawDateNumber(). */
       if( !(r>=0.0 && r<5373484.5) ) return JD_EXACT;
       *piJD = (sqlite3_int64)(r*86400000.0 + 0.5);
-    }else if( sqlite3_stricmp(zUnit, "unixepoch")==0 ){
+    }else{
       r = r*1000.0 + 210866760000000.0;
       if( !(r>=0.0 && r<464269060800000.0) ) return JD_EXACT;
       *piJD = (sqlite3_int64)(r + 0.5);
-    }else{
-      return JD_EXACT;
     }
-  }else if( eType==SQLITE_TEXT && zUnit==0 ){
-    const char *z = (const char*)sqlite3_value_text(argv[0]);
+  }else if( eType==SQLITE_TEXT && !isUnixepoch ){
+    const char *z = (const char*)sqlite3_value_text(pTime);
     if( z==0 || !isoTextToJD(z, piJD) ) return JD_EXACT;
   }else{
     return JD_EXACT;
@@ -367,20 +376,26 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
               int argc, sqlite3_value **argv, sqlite3_int64 *piJD){
   sqlite3_stmt *pStmt = 0;
   char zNow[32];
-  int nKept = 0, i, rc, result = 0;
-  int isNowFirst = argc==0 || isNow(argv[0]) || isIgnoredModifier(argv[0]);
+  int nKept = 0, i, rc, result = 0, lastKept = WORD_OTHER, isNowFirst = 1;
   sqlite3_int64 iNow = 0;
+  for(i=1; i<argc; i++){
+    int word = wordOf(argv[i]);
+    if( word!=WORD_SUBSEC ){ nKept++; lastKept = word; }
+  }
+  if( argc>0 ){
+    int word = wordOf(argv[0]);
+    isNowFirst = word==WORD_NOW || word==WORD_SUBSEC;
+  }
   if( isNowFirst
    && clockFailed(ctx, zFunc, sqlitetriggers_connection_now_jd(p, &iNow)) ){
     return JD_ERROR;
   }
-  for(i=1; i<argc; i++) nKept += !isIgnoredModifier(argv[i]);
-  if( argc==0 || (isNowFirst && nKept==0) ){
+  if( isNowFirst && nKept==0 ){
     *piJD = iNow;
     return JD_OK;
   }
-  if( !isNowFirst ){
-    result = nativeJD(argc, argv, nKept, piJD);
+  if( !isNowFirst && (nKept==0 || (nKept==1 && lastKept==WORD_UNIXEPOCH)) ){
+    result = nativeJD(argv[0], nKept==1, piJD);
     if( result!=JD_EXACT ) return result;
     result = 0;
   }

@@ -48,6 +48,36 @@ def measure(db, expression, rows, repeats):
     return best / rows * 1e9
 
 
+def parallel_speedup(library, expression, threads=4, rows=200_000):
+    """Calls per second of `threads` connections running `expression` at
+    once, each on its own thread, over one connection alone: how far the
+    calls run in parallel, as a DatabasePool's readers do (at most the
+    number of cores; 1.0 when they serialize)."""
+    import threading
+
+    def connect():
+        db = sqlean.connect(":memory:", check_same_thread=False)
+        db.enable_load_extension(True)
+        db.load_extension(os.path.abspath(library))
+        return db
+
+    sql = f"SELECT count({expression}) FROM generate_series(1, {rows})"
+    def wall(count):
+        dbs = [connect() for _ in range(count)]
+        for db in dbs:
+            db.execute(sql).fetchone()               # warm up
+        workers = [threading.Thread(target=lambda db=db: db.execute(sql).fetchone()) for db in dbs]
+        start = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return time.perf_counter() - start
+    one = min(wall(1) for _ in range(3))
+    many = min(wall(threads) for _ in range(3))
+    return (threads * rows / many) / (rows / one)
+
+
 def inversions(db, expression, rows=100_000):
     """How often a value sorts below the one generated before it."""
     return db.execute(
@@ -76,6 +106,15 @@ def main():
         print(f"ROW\t{ours} per row {where}\t{ours}\t{ns[ours]}\t{peer}\t{ns[peer]}\t{unit}\t{target}")
     ours, peer = "datetime_subsec(value, 'unixepoch')", "strftime('%Y-%m-%d %H:%M:%f', value, 'unixepoch')"
     print(f"ROW\tmillisecond text from a Unix time {where}\t{ours}\t{ns[ours]}\t{peer}\t{ns[peer]}\t{unit}\t")
+    # Readers in parallel: 4 connections on 4 threads against 1, on this
+    # machine's cores, for the native path and for the per-connection
+    # julianday() helper that other inputs take.
+    peer = "datetime(value, 'unixepoch')"
+    peer_speedup = parallel_speedup(args.library, peer)
+    for expression in ("datetime_subsec(value, 'unixepoch')", "datetime_subsec(value, 'unixepoch', '+1 day')"):
+        print(f"ROW\t{expression}: 4 connections on 4 threads, calls per second over 1 connection "
+              f"({os.cpu_count()} cores; higher is better)\t{expression}\t{parallel_speedup(args.library, expression)}"
+              f"\t{peer}\t{peer_speedup}\tx\t")
     print(f"ROW\tv7 UUIDs out of order, of 100,000 in one statement\tuuidv7()\t{inversions(db, 'uuidv7()')}"
           f"\tuuid7() (sqlean)\t{inversions(db, 'uuid7()')}\tvalues\t")
 
