@@ -121,65 +121,133 @@ struct sqlitetriggers_event {
   StoredArg *aStored;         /* stored: copies, in the same allocation */
 };
 
-/* A committed or pending event: one allocation, shared by reference. */
+/*
+** Events are carved out of 64 KiB chunks, one after another, rather than
+** allocated one by one: sqlite3_malloc() and sqlite3_free() take SQLite's
+** memory mutex and keep its statistics, and cost more than all the rest
+** of swift_callback().  A chunk counts its live events; once it is no
+** longer the one events are carved from, its last release frees it.  An
+** event larger than an eighth of a chunk is allocated alone.  The chunk
+** that an event of the log still holds stays: at most about as many
+** chunks as the log's capacity spans, since they are used in order.
+*/
+#define CHUNK_BYTES 65536
+#define CHUNK_HEADER 16                 /* keeps events 8-byte aligned */
+
+typedef struct EventChunk EventChunk;
+struct EventChunk {
+  int nLive;                  /* events carved here and not yet released */
+  int nUsed;                  /* bytes carved, the header included */
+  int isRetired;              /* no longer carved: freed at nLive 0 */
+};
+
+/* A committed or pending event, shared by reference. */
 typedef struct StoredEvent StoredEvent;
 struct StoredEvent {
   int nRef;
+  EventChunk *pChunk;         /* where it was carved; NULL: alone */
   sqlitetriggers_event event;
 };
 
+/* nByte bytes for an event, from *ppCurrent (a new chunk when it is full
+** or absent); NULL when out of memory.  *ppChunkOut says where. */
+static void *eventAlloc(EventChunk **ppCurrent, sqlite3_uint64 nByte,
+                        EventChunk **ppChunkOut){
+  EventChunk *pChunk = *ppCurrent;
+  void *pMem;
+  nByte = (nByte + 7) & ~(sqlite3_uint64)7;
+  if( nByte > CHUNK_BYTES/8 ){
+    *ppChunkOut = 0;
+    return sqlite3_malloc64(nByte);
+  }
+  if( pChunk==0 || pChunk->nUsed + nByte > CHUNK_BYTES ){
+    EventChunk *pNew = sqlite3_malloc(CHUNK_BYTES);
+    if( pNew==0 ) return 0;
+    pNew->nLive = 0;
+    pNew->nUsed = CHUNK_HEADER;
+    pNew->isRetired = 0;
+    if( pChunk ){
+      if( pChunk->nLive==0 ) sqlite3_free(pChunk); else pChunk->isRetired = 1;
+    }
+    *ppCurrent = pChunk = pNew;
+  }
+  pMem = (char*)pChunk + pChunk->nUsed;
+  pChunk->nUsed += (int)nByte;
+  pChunk->nLive++;
+  *ppChunkOut = pChunk;
+  return pMem;
+}
+
+/* The current chunk is retired when its owner goes (the connection's
+** state); events still held elsewhere keep it until they are released. */
+static void eventChunkRetire(EventChunk *pChunk){
+  if( pChunk==0 ) return;
+  if( pChunk->nLive==0 ) sqlite3_free(pChunk); else pChunk->isRetired = 1;
+}
+
+/* What storedEventCreate() reads of each argument, once. */
+typedef struct ArgView ArgView;
+struct ArgView { int eType; int nByte; const unsigned char *z; };
+
 /* A copy of the event, or NULL when out of memory (a text or blob that
-** cannot be read counts too). */
-static StoredEvent *storedEventCreate(const char *zName, int nArg,
+** cannot be read counts too).  nName is strlen(zName). */
+static StoredEvent *storedEventCreate(EventChunk **ppCurrent,
+                                      const char *zName, int nName, int nArg,
                                       sqlite3_value **apArg){
-  sqlite3_uint64 nName = strlen(zName) + 1, nByte;
+  ArgView aView[MAX_CALLBACK_ARGS];
+  sqlite3_uint64 nByte;
   StoredEvent *pEv;
+  EventChunk *pChunk;
   unsigned char *pData;
   int i;
   assert( nArg>=0 && nArg<=MAX_CALLBACK_ARGS );
-  nByte = sizeof(StoredEvent) + nArg*sizeof(StoredArg) + nName;
+  nByte = sizeof(StoredEvent) + nArg*sizeof(StoredArg) + nName + 1;
   for(i=0; i<nArg; i++){
-    int eType = sqlite3_value_type(apArg[i]);
-    /* Reading converts (and allocates) once: the second pass below gets
-    ** the same pointers without failing. */
-    if( eType==SQLITE_TEXT ){
-      if( sqlite3_value_text(apArg[i])==0 ) return 0;
-      nByte += (sqlite3_uint64)sqlite3_value_bytes(apArg[i]) + 1;
-    }else if( eType==SQLITE_BLOB ){
-      if( sqlite3_value_bytes(apArg[i])>0
-       && sqlite3_value_blob(apArg[i])==0 ) return 0;
-      nByte += (sqlite3_uint64)sqlite3_value_bytes(apArg[i]);
+    ArgView *pView = &aView[i];
+    pView->eType = sqlite3_value_type(apArg[i]);
+    pView->nByte = 0;
+    pView->z = 0;
+    if( pView->eType==SQLITE_TEXT ){
+      /* Reading converts (and allocates) once. */
+      if( (pView->z = sqlite3_value_text(apArg[i]))==0 ) return 0;
+      pView->nByte = sqlite3_value_bytes(apArg[i]);
+      nByte += (sqlite3_uint64)pView->nByte + 1;
+    }else if( pView->eType==SQLITE_BLOB ){
+      pView->nByte = sqlite3_value_bytes(apArg[i]);
+      if( pView->nByte>0
+       && (pView->z = sqlite3_value_blob(apArg[i]))==0 ) return 0;
+      nByte += (sqlite3_uint64)pView->nByte;
     }
   }
-  pEv = sqlite3_malloc64(nByte);
+  pEv = eventAlloc(ppCurrent, nByte, &pChunk);
   if( pEv==0 ) return 0;
   pEv->nRef = 1;
+  pEv->pChunk = pChunk;
   pEv->event.seq = 0;
   pEv->event.nArg = nArg;
   pEv->event.apLive = 0;
   pEv->event.aStored = (StoredArg*)&pEv[1];
   pData = (unsigned char*)&pEv->event.aStored[nArg];
-  memcpy(pData, zName, nName);
+  memcpy(pData, zName, nName + 1);
   pEv->event.zName = (const char*)pData;
-  pData += nName;
+  pData += nName + 1;
   for(i=0; i<nArg; i++){
     StoredArg *pArg = &pEv->event.aStored[i];
-    pArg->eType = sqlite3_value_type(apArg[i]);
-    pArg->nByte = 0;
-    switch( pArg->eType ){
+    const ArgView *pView = &aView[i];
+    pArg->eType = pView->eType;
+    pArg->nByte = pView->nByte;
+    switch( pView->eType ){
       case SQLITE_INTEGER: pArg->u.i = sqlite3_value_int64(apArg[i]); break;
       case SQLITE_FLOAT:   pArg->u.r = sqlite3_value_double(apArg[i]); break;
       case SQLITE_TEXT:
-        pArg->nByte = sqlite3_value_bytes(apArg[i]);
-        memcpy(pData, sqlite3_value_text(apArg[i]), pArg->nByte + 1);
+        memcpy(pData, pView->z, pView->nByte + 1);
         pArg->u.z = pData;
-        pData += pArg->nByte + 1;
+        pData += pView->nByte + 1;
         break;
       case SQLITE_BLOB:
-        pArg->nByte = sqlite3_value_bytes(apArg[i]);
-        if( pArg->nByte ) memcpy(pData, sqlite3_value_blob(apArg[i]), pArg->nByte);
+        if( pView->nByte ) memcpy(pData, pView->z, pView->nByte);
         pArg->u.z = pData;
-        pData += pArg->nByte;
+        pData += pView->nByte;
         break;
       default:
         pArg->eType = SQLITE_NULL;
@@ -189,7 +257,16 @@ static StoredEvent *storedEventCreate(const char *zName, int nArg,
 }
 
 static void storedEventRelease(StoredEvent *pEv){
-  if( pEv && --pEv->nRef==0 ) sqlite3_free(pEv);
+  EventChunk *pChunk;
+  if( pEv==0 || --pEv->nRef>0 ) return;
+  pChunk = pEv->pChunk;
+  if( pChunk==0 ){
+    sqlite3_free(pEv);
+  }else if( --pChunk->nLive==0 ){
+    /* Nothing lives in it: free it, or carve it again from the start. */
+    if( pChunk->isRetired ) sqlite3_free(pChunk);
+    else pChunk->nUsed = CHUNK_HEADER;
+  }
 }
 
 /* ---- the event accessors of the C API ---------------------------------- */
@@ -285,6 +362,7 @@ struct CallbackState {
   sqlite3_int64 lastObserverId;
   int nDispatching;           /* observer loops running (they nest) */
   int hasRemoved;             /* removed observers wait for the loops */
+  EventChunk *pChunk;         /* where new events are carved */
   EventList pending;          /* this transaction's events */
   SavepointMark *aMark;
   int nMark, nMarkAlloc;
@@ -416,6 +494,7 @@ void sqlitetriggers_callback_state_free(CallbackState *pState){
   logClear(pState);
   sqlite3_free(pState->aLog);
   sqlite3_free(pState->aMark);
+  eventChunkRetire(pState->pChunk);
   for(i=0; i<pState->nObserver; i++) observerFree(pState->aObserver[i]);
   sqlite3_free(pState->aObserver);
   sqlite3_free(pState);
@@ -1095,6 +1174,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
   CallbackState *pState = p->pCallbacks;
   sqlitetriggers_event live;
   StoredEvent *pEv;
+  int nName;
   if( argc<1 || sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     sqlite3_result_error(ctx, NAME_ERROR, -1);
     return;
@@ -1109,7 +1189,8 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if( (int)strlen(live.zName)!=sqlite3_value_bytes(argv[0]) ){
+  nName = sqlite3_value_bytes(argv[0]);
+  if( (int)strlen(live.zName)!=nName ){
     sqlite3_result_error(ctx, "swift_callback: the callback's name contains "
                               "a NUL character", -1);
     return;
@@ -1127,7 +1208,8 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
   }
   if( pState->nObserver>0 && dispatchImmediate(ctx, pState, &live) ) return;
 
-  pEv = storedEventCreate(live.zName, live.nArg, live.apLive);
+  pEv = storedEventCreate(&pState->pChunk, live.zName, nName, live.nArg,
+                          live.apLive);
   if( pEv==0 ){
     sqlite3_result_error_nomem(ctx);
     return;
