@@ -60,6 +60,9 @@ public struct CallbackArguments {
     /// ```swift
     /// let (id, title) = try arguments.decode(UUID.self, String.self)
     /// ```
+    /// Inlinable, so that an app's observer decodes its own types without
+    /// generic dispatch.
+    @inlinable
     public func decode<each A: CallbackArgument>(_ types: repeat (each A).Type) throws(CallbackDecodingError) -> (repeat each A) {
         var expectedCount = 0
         for _ in repeat each types { expectedCount += 1 }

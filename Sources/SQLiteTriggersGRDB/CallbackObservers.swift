@@ -20,6 +20,7 @@ extension Database {
     ///     print("Completed \(title)")
     /// }
     /// ```
+    @inlinable
     public func observeCallback<each A: CallbackArgument>(
         _ name: String,
         delivery: CallbackDelivery = .afterCommit,
@@ -41,6 +42,7 @@ extension Database {
     /// ```swift
     /// let allowing = try db.observeCallback("isAllowed", delivery: .immediate) { (title: String) in !title.isEmpty }
     /// ```
+    @inlinable
     public func observeCallback<each A: CallbackArgument, Result: CallbackValueConvertible>(
         _ name: String,
         delivery: CallbackDelivery,
@@ -61,6 +63,7 @@ extension Database {
     ///     try db.execute(sql: "INSERT INTO history(reminderID) VALUES (?)", arguments: [id.uuidString.lowercased()])
     /// }
     /// ```
+    @inlinable
     public func observeCallback<each A: CallbackArgument>(
         _ name: String,
         delivery: CallbackDelivery = .afterCommit,
