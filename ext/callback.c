@@ -112,13 +112,12 @@ struct StoredArg {
   } u;
 };
 
-/* What observers see, live (immediate) or stored (after commit). */
+/* What observers see: a copy of the call's name and arguments. */
 struct sqlitetriggers_event {
   sqlite3_int64 seq;          /* 0 until committed */
   const char *zName;
   int nArg;
-  sqlite3_value **apLive;     /* immediate: the function's arguments */
-  StoredArg *aStored;         /* stored: copies, in the same allocation */
+  StoredArg *aStored;         /* in the same allocation */
 };
 
 /*
@@ -225,7 +224,6 @@ static StoredEvent *storedEventCreate(EventChunk **ppCurrent,
   pEv->pChunk = pChunk;
   pEv->event.seq = 0;
   pEv->event.nArg = nArg;
-  pEv->event.apLive = 0;
   pEv->event.aStored = (StoredArg*)&pEv[1];
   pData = (unsigned char*)&pEv->event.aStored[nArg];
   memcpy(pData, zName, nName + 1);
@@ -282,7 +280,6 @@ int sqlitetriggers_event_argc(const sqlitetriggers_event *pEvent){
 }
 int sqlitetriggers_event_type(const sqlitetriggers_event *pEvent, int i){
   if( i<0 || i>=pEvent->nArg ) return SQLITE_NULL;
-  if( pEvent->apLive ) return sqlite3_value_type(pEvent->apLive[i]);
   return pEvent->aStored[i].eType;
 }
 sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event *pEvent,
@@ -290,7 +287,6 @@ sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event *pEvent,
   switch( sqlitetriggers_event_type(pEvent, i) ){
     case SQLITE_INTEGER:
     case SQLITE_FLOAT:
-      if( pEvent->apLive ) return sqlite3_value_int64(pEvent->apLive[i]);
       return pEvent->aStored[i].eType==SQLITE_INTEGER
              ? pEvent->aStored[i].u.i : (sqlite3_int64)pEvent->aStored[i].u.r;
     default:
@@ -301,7 +297,6 @@ double sqlitetriggers_event_double(const sqlitetriggers_event *pEvent, int i){
   switch( sqlitetriggers_event_type(pEvent, i) ){
     case SQLITE_INTEGER:
     case SQLITE_FLOAT:
-      if( pEvent->apLive ) return sqlite3_value_double(pEvent->apLive[i]);
       return pEvent->aStored[i].eType==SQLITE_FLOAT
              ? pEvent->aStored[i].u.r : (double)pEvent->aStored[i].u.i;
     default:
@@ -312,22 +307,16 @@ const unsigned char *sqlitetriggers_event_text(
   const sqlitetriggers_event *pEvent, int i
 ){
   if( sqlitetriggers_event_type(pEvent, i)!=SQLITE_TEXT ) return 0;
-  if( pEvent->apLive ) return sqlite3_value_text(pEvent->apLive[i]);
   return pEvent->aStored[i].u.z;
 }
 const void *sqlitetriggers_event_blob(const sqlitetriggers_event *pEvent,
                                       int i){
   if( sqlitetriggers_event_type(pEvent, i)!=SQLITE_BLOB ) return 0;
-  if( pEvent->apLive ) return sqlite3_value_blob(pEvent->apLive[i]);
   return pEvent->aStored[i].u.z;
 }
 int sqlitetriggers_event_bytes(const sqlitetriggers_event *pEvent, int i){
   int eType = sqlitetriggers_event_type(pEvent, i);
   if( eType!=SQLITE_TEXT && eType!=SQLITE_BLOB ) return 0;
-  if( pEvent->apLive ){
-    if( eType==SQLITE_TEXT ) sqlite3_value_text(pEvent->apLive[i]);
-    return sqlite3_value_bytes(pEvent->apLive[i]);
-  }
   return pEvent->aStored[i].nByte;
 }
 
@@ -1172,7 +1161,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   CallbackState *pState = p->pCallbacks;
-  sqlitetriggers_event live;
+  const char *zName;
   StoredEvent *pEv;
   int nName;
   if( argc<1 || sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
@@ -1184,21 +1173,17 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               "follow the name", -1);
     return;
   }
-  live.zName = (const char*)sqlite3_value_text(argv[0]);
-  if( live.zName==0 ){
+  zName = (const char*)sqlite3_value_text(argv[0]);
+  if( zName==0 ){
     sqlite3_result_error_nomem(ctx);
     return;
   }
   nName = sqlite3_value_bytes(argv[0]);
-  if( (int)strlen(live.zName)!=nName ){
+  if( (int)strlen(zName)!=nName ){
     sqlite3_result_error(ctx, "swift_callback: the callback's name contains "
                               "a NUL character", -1);
     return;
   }
-  live.seq = 0;
-  live.nArg = argc - 1;
-  live.apLive = argv + 1;
-  live.aStored = 0;
   /* Once per transaction: ATTACH, the only way a new file's schema comes
   ** in, is impossible inside one. */
   if( !pState->isEnlisted
@@ -1206,12 +1191,17 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
        || enlist(ctx, p)!=SQLITE_OK) ){
     return;
   }
-  if( pState->nObserver>0 && dispatchImmediate(ctx, pState, &live) ) return;
-
-  pEv = storedEventCreate(&pState->pChunk, live.zName, nName, live.nArg,
-                          live.apLive);
+  /* The copy the log and after-commit observers keep is what immediate
+  ** observers read too: stored arguments are read faster than SQLite's
+  ** values.  It joins the transaction's events only after them, so that
+  ** events their own statements fire come first, as they happened. */
+  pEv = storedEventCreate(&pState->pChunk, zName, nName, argc - 1, argv + 1);
   if( pEv==0 ){
     sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( pState->nObserver>0 && dispatchImmediate(ctx, pState, &pEv->event) ){
+    storedEventRelease(pEv);
     return;
   }
   if( pState->isEnlisted ){
