@@ -121,7 +121,7 @@ $(VENV)/.ready: | $(BUILD)
 	touch $@
 
 $(BUILD)/bench_callback: Tests/bench/callback.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
-	$(CC) -O2 -DSQLITE_CORE -Iext/include $(WARN) -o $@ Tests/bench/callback.c \
+	$(CC) -O2 -DNDEBUG -DSQLITE_CORE -Iext/include $(WARN) -o $@ Tests/bench/callback.c \
 	  $(EXT_SRC) -lsqlite3 -lpthread
 
 bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready

@@ -348,6 +348,7 @@ struct SavepointMark { int iLevel; int nPending; };
 struct CallbackState {
   Observer **aObserver;
   int nObserver;
+  int nImmediate;             /* of them immediate, removed ones included */
   sqlite3_int64 lastObserverId;
   int nDispatching;           /* observer loops running (they nest) */
   int hasRemoved;             /* removed observers wait for the loops */
@@ -418,6 +419,7 @@ static void observersCompact(CallbackState *pState){
   if( pState->nDispatching>0 || !pState->hasRemoved ) return;
   for(i=0; i<pState->nObserver; i++){
     if( pState->aObserver[i]->isRemoved ){
+      pState->nImmediate -= pState->aObserver[i]->xImmediate!=0;
       observerFree(pState->aObserver[i]);
     }else{
       pState->aObserver[j++] = pState->aObserver[i];
@@ -1200,7 +1202,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if( pState->nObserver>0 && dispatchImmediate(ctx, pState, &pEv->event) ){
+  if( pState->nImmediate>0 && dispatchImmediate(ctx, pState, &pEv->event) ){
     storedEventRelease(pEv);
     return;
   }
@@ -1331,6 +1333,7 @@ static int addObserver(sqlite3 *db, const char *zName,
   pObs->pArg = pArg;
   pObs->xDestroy = xDestroy;
   pState->aObserver[pState->nObserver++] = pObs;
+  pState->nImmediate += xImmediate!=0;
   if( piObserver ) *piObserver = pObs->id;
   return SQLITE_OK;
 }
