@@ -29,6 +29,12 @@
 **   "main" hides the extension's own swift_callback_batch table (rename or
 **   drop it)
 **
+** A check that passes is remembered with the schema's signature: every
+** database's name and schema_version, and the memory its parsed schema
+** takes.  A call whose signature is the same skips the scan (a few cheap
+** PRAGMAs instead of a query per database, which made the first event of
+** every transaction cost ten times the rest).
+**
 ** Calls are checked because a file ATTACHed after registration is read
 ** later.  swift_callback() checks once per transaction, when it joins it
 ** (ATTACH is impossible inside a transaction); the controls check on every
@@ -180,13 +186,52 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
   return rc;
 }
 
-/* The guard for a SQL function: 1 if the call may go on, else 0 with the
-** error set on ctx. */
+/* The schema's signature (see the top of this file), or NULL when it
+** cannot be read (then the scan runs). */
+static char *schemaSignature(sqlite3 *db){
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  const char *zDb;
+  int iDb, nUsed = 0, nHighwater = 0, rc = SQLITE_OK;
+  for(iDb=0; rc==SQLITE_OK && (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
+    sqlite3_stmt *pStmt = 0;
+    char *zSql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", zDb);
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+      sqlite3_str_appendf(pOut, "%Q %lld\n", zDb, sqlite3_column_int64(pStmt, 0));
+    }else{
+      rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(pStmt);
+  }
+  sqlite3_db_status(db, SQLITE_DBSTATUS_SCHEMA_USED, &nUsed, &nHighwater, 0);
+  sqlite3_str_appendf(pOut, "%d", nUsed);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(sqlite3_str_finish(pOut));
+    return 0;
+  }
+  return sqlite3_str_finish(pOut);
+}
+
+/* The guard for a SQL function whose user data is the Connection: 1 if the
+** call may go on, else 0 with the error set on ctx. */
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
-  char *zErr = 0;
-  int rc = sqlitetriggers_schema_guard(sqlite3_context_db_handle(ctx), zFunc,
-                                       &zErr);
-  if( rc==SQLITE_OK ) return 1;
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  char *zErr = 0, *zSignature = schemaSignature(db);
+  int rc;
+  if( zSignature && p->zGuardedSignature
+   && strcmp(zSignature, p->zGuardedSignature)==0 ){
+    sqlite3_free(zSignature);
+    return 1;
+  }
+  rc = sqlitetriggers_schema_guard(db, zFunc, &zErr);
+  if( rc==SQLITE_OK ){
+    sqlite3_free(p->zGuardedSignature);
+    p->zGuardedSignature = zSignature;
+    return 1;
+  }
+  sqlite3_free(zSignature);
   if( zErr ){
     sqlite3_result_error(ctx, zErr, -1);
     sqlite3_free(zErr);

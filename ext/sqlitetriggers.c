@@ -78,6 +78,7 @@ static Connection *connectionCreate(sqlite3 *db){
 static void connectionFree(Connection *p){
   sqlitetriggers_callback_state_free(p->pCallbacks);
   sqlitetriggers_time_helper_free(p->pTimeHelper);
+  sqlite3_free(p->zGuardedSignature);
   if( p->xClockDestroy ) p->xClockDestroy(p->pClockArg);
   memset(p, 0, sizeof(*p));   /* the seeded key, among others */
   sqlite3_free(p);

@@ -87,6 +87,7 @@ struct Connection {
   uint64_t lastLocalV7Tick;   /* uuidv7 order while pinned or seeded */
   CallbackState *pCallbacks;  /* swift_callback() events and observers */
   TimeHelper *pTimeHelper;    /* time.c's julianday() connection, or NULL */
+  char *zGuardedSignature;    /* schema_guard.c: the schema last found safe */
   Connection *pNext;          /* registry of live connections */
 };
 
@@ -115,7 +116,8 @@ CallbackState *sqlitetriggers_callback_state_create(void);
 void sqlitetriggers_callback_state_free(CallbackState *pState);
 int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p);
 
-/* schema_guard.c */
+/* schema_guard.c; the _call form's function has the Connection as user
+** data. */
 int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr);
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 

@@ -91,7 +91,7 @@ int main(void){
     return 1;
   }
   printf("ROW\tswift_callback in an AFTER UPDATE trigger, %d rows, delivery included\t"
-         "swift_callback + after-commit C observer\t%.0f\tno-op C function\t%.0f\tns/row\t2\n",
+         "swift_callback + after-commit C observer\t%.0f\tno-op C function\t%.0f\tns/row\t1.3\n",
          ROWS, bestCallback/ROWS*1e9, bestNoop/ROWS*1e9);
   sqlite3_close(dbNoop);
   sqlite3_close(dbCallback);

@@ -135,3 +135,21 @@ check "an index named swift_callback_batch hides nothing" \
   "CREATE TABLE t(x); CREATE INDEX swift_callback_batch ON t(x);
 SELECT swift_callback('x') IS NULL;" \
   "1"
+
+# A passing check is remembered with the schema's signature, but another
+# connection that makes the file hostile changes its schema_version: the
+# next call checks again and refuses.
+db=$(scratch_db)
+"$SQLITE3" "$db" "CREATE TABLE t(a); CREATE VIEW v AS SELECT abs(a) FROM t;"
+hostile_edit="PRAGMA writable_schema = ON;
+UPDATE sqlite_schema SET sql = replace(sql, 'abs(a)', 'swift_callback(''evil'', a)') WHERE name = 'v';
+PRAGMA schema_version = 100;"
+printf '%s' "$hostile_edit" > "$SCRATCH/hostile_edit.sql"
+check "a schema made hostile by another connection after a passing check is refused at the next call" \
+  "SELECT swift_callback('before') IS NULL;
+SELECT swift_callback('before, again') IS NULL;
+.system $SQLITE3 $db < $SCRATCH/hostile_edit.sql
+SELECT swift_callback('after');" \
+  "1
+1
+Runtime error near line 5: swift_callback: refused: view \"v\" in database \"main\" calls swift_callback(); a database file must never reach this function (drop the object, or move it to the TEMP schema)" "$db"
