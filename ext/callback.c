@@ -644,14 +644,11 @@ struct EventCursor {
   int iRow;
 };
 
-static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
-                             const char *const*argv, sqlite3_vtab **ppVtab,
-                             char **pzErr, int isLog){
+/* A direct-only table of one of our modules, declared by zDecl. */
+static int eventTableDeclare(sqlite3 *db, void *pAux, const char *zDecl,
+                             int isLog, sqlite3_vtab **ppVtab){
   EventTable *pTab;
-  int rc;
-  (void)argc; (void)argv; (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT)");
-  /* The column numbers below follow this declaration. */
+  int rc = sqlite3_declare_vtab(db, zDecl);
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   pTab = sqlite3_malloc(sizeof(*pTab));
@@ -661,6 +658,15 @@ static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
   pTab->isLog = isLog;
   *ppVtab = &pTab->base;
   return SQLITE_OK;
+}
+
+static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
+                             const char *const*argv, sqlite3_vtab **ppVtab,
+                             char **pzErr, int isLog){
+  (void)argc; (void)argv; (void)pzErr;
+  /* The column numbers below follow this declaration. */
+  return eventTableDeclare(db, pAux,
+      "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT)", isLog, ppVtab);
 }
 
 static int logConnect(sqlite3 *db, void *pAux, int argc,
@@ -717,13 +723,18 @@ static int eventTableBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return SQLITE_OK;
 }
 
-static int eventCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
-  EventCursor *pCur = sqlite3_malloc(sizeof(*pCur));
-  (void)pVtab;
+/* A zeroed cursor of nByte bytes, for either kind of table. */
+static int cursorOpen(int nByte, sqlite3_vtab_cursor **ppCur){
+  sqlite3_vtab_cursor *pCur = sqlite3_malloc(nByte);
   if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  *ppCur = &pCur->base;
+  memset(pCur, 0, nByte);
+  *ppCur = pCur;
   return SQLITE_OK;
+}
+
+static int eventCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  (void)pVtab;
+  return cursorOpen(sizeof(EventCursor), ppCur);
 }
 
 static int eventCursorClose(sqlite3_vtab_cursor *pCur){
@@ -966,7 +977,6 @@ static int batchConnect(sqlite3 *db, void *pAux, int argc,
                         char **pzErr){
   sqlite3_str *pDecl = sqlite3_str_new(db);
   char *zDecl;
-  EventTable *pTab;
   int i, rc;
   (void)argc; (void)argv; (void)pzErr;
   sqlite3_str_appendall(pDecl, "CREATE TABLE x(seq INTEGER, name TEXT, argc INTEGER");
@@ -974,25 +984,14 @@ static int batchConnect(sqlite3 *db, void *pAux, int argc,
   sqlite3_str_appendall(pDecl, ")");
   zDecl = sqlite3_str_finish(pDecl);
   if( zDecl==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_declare_vtab(db, zDecl);
+  rc = eventTableDeclare(db, pAux, zDecl, 0, ppVtab);
   sqlite3_free(zDecl);
-  if( rc!=SQLITE_OK ) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  pTab = sqlite3_malloc(sizeof(*pTab));
-  if( pTab==0 ) return SQLITE_NOMEM;
-  memset(pTab, 0, sizeof(*pTab));
-  pTab->p = (Connection*)pAux;
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
+  return rc;
 }
 
 static int batchCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
-  BatchCursor *pCur = sqlite3_malloc(sizeof(*pCur));
   (void)pVtab;
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
+  return cursorOpen(sizeof(BatchCursor), ppCur);
 }
 
 static int batchCursorClose(sqlite3_vtab_cursor *pCur){
