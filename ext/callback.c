@@ -148,6 +148,13 @@ struct StoredEvent {
   sqlitetriggers_event event;
 };
 
+/* A chunk no longer carved from: freed now if nothing lives in it, else by
+** the release of its last event. */
+static void eventChunkRetire(EventChunk *pChunk){
+  if( pChunk==0 ) return;
+  if( pChunk->nLive==0 ) sqlite3_free(pChunk); else pChunk->isRetired = 1;
+}
+
 /* nByte bytes for an event, from *ppCurrent (a new chunk when it is full
 ** or absent); NULL when out of memory.  *ppChunkOut says where. */
 static void *eventAlloc(EventChunk **ppCurrent, sqlite3_uint64 nByte,
@@ -165,9 +172,7 @@ static void *eventAlloc(EventChunk **ppCurrent, sqlite3_uint64 nByte,
     pNew->nLive = 0;
     pNew->nUsed = CHUNK_HEADER;
     pNew->isRetired = 0;
-    if( pChunk ){
-      if( pChunk->nLive==0 ) sqlite3_free(pChunk); else pChunk->isRetired = 1;
-    }
+    eventChunkRetire(pChunk);
     *ppCurrent = pChunk = pNew;
   }
   pMem = (char*)pChunk + pChunk->nUsed;
@@ -175,13 +180,6 @@ static void *eventAlloc(EventChunk **ppCurrent, sqlite3_uint64 nByte,
   pChunk->nLive++;
   *ppChunkOut = pChunk;
   return pMem;
-}
-
-/* The current chunk is retired when its owner goes (the connection's
-** state); events still held elsewhere keep it until they are released. */
-static void eventChunkRetire(EventChunk *pChunk){
-  if( pChunk==0 ) return;
-  if( pChunk->nLive==0 ) sqlite3_free(pChunk); else pChunk->isRetired = 1;
 }
 
 /* What storedEventCreate() reads of each argument, once. */
@@ -485,7 +483,7 @@ void sqlitetriggers_callback_state_free(CallbackState *pState){
   logClear(pState);
   sqlite3_free(pState->aLog);
   sqlite3_free(pState->aMark);
-  eventChunkRetire(pState->pChunk);
+  eventChunkRetire(pState->pChunk);    /* events held elsewhere keep it */
   for(i=0; i<pState->nObserver; i++) observerFree(pState->aObserver[i]);
   sqlite3_free(pState->aObserver);
   sqlite3_free(pState);

@@ -275,30 +275,19 @@ static int isoTextToJD(const char *z, sqlite3_int64 *piJD){
       if( (s = readDigits(z+1, 2, 59))<0 ) return 0;
       z += 3;
       if( *z=='.' && isDigit(z[1]) ){
-        double scale = 1.0;
+        /* Summed digit by digit as parseHhMmSs() sums it; .999 followed
+        ** by any nonzero digit counts as .999, as clampFraction() cuts it
+        ** for the exact path. */
         const char *zDigits = ++z;
+        double scale = 1.0;
         int isAbove999 = 0;
-        while( isDigit(*z) ){
-          if( z - zDigits<3 ){
-            fraction = fraction*10.0 + (*z - '0');
-            scale *= 10.0;
-          }else{
-            isAbove999 |= *z!='0';
-          }
-          z++;
-        }
-        /* Past three digits the exact path sums every digit, except
-        ** after a .999 it clamps: sum them here the same way. */
-        if( z - zDigits>3 && !(fraction==999.0 && isAbove999) ){
-          const char *p;
-          fraction = 0.0;
-          scale = 1.0;
-          for(p=zDigits; p<z; p++){
-            fraction = fraction*10.0 + (*p - '0');
-            scale *= 10.0;
-          }
+        for(; isDigit(*z); z++){
+          fraction = fraction*10.0 + (*z - '0');
+          scale *= 10.0;
+          if( z - zDigits>=3 ) isAbove999 |= *z!='0';
         }
         fraction /= scale;
+        if( isAbove999 && memcmp(zDigits, "999", 3)==0 ) fraction = 999.0/1000.0;
       }
     }
     if( *z=='Z' ) z++;

@@ -281,17 +281,37 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// others still come. Keys are read only when `withKeys` (net changes
     /// fold by key), and updates only when `hasUpdates`. Each side becomes
     /// an `Element` through `decodeSide`: `Record(row:)`, or a
-    /// ``ChangedKey`` for a keys-only feed.
-    /// A failed fetch (out of memory) throws, saying how many of the
-    /// round's `eventCount` changes were not delivered.
+    /// ``ChangedKey`` for a keys-only feed. A failed fetch (out of memory)
+    /// throws, saying how many of the round's `eventCount` changes were not
+    /// delivered.
     func decodeBatch<Element>(_ db: Database, eventCount: Int, withKeys: Bool, hasUpdates: Bool,
                               decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
                               _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
+        let count = columns.count
+        func key(_ row: Row) -> [DatabaseValue]? {
+            guard withKeys else { return nil }
+            return keyColumns.isEmpty ? [row[count] as DatabaseValue] : keyColumns.map { row[$0] as DatabaseValue }
+        }
         var read = 0
         do {
-            try decodeBatch(db, withKeys: withKeys, hasUpdates: hasUpdates, decodeSide: decodeSide, onError: onError) { change, oldKey, newKey in
+            let (firstSQL, secondSQL) = currentBatchLayout()
+            let firstSides = try Row.fetchCursor(db.cachedStatement(sql: firstSQL))
+            let updatedSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
+            while let first = try firstSides.next() {
+                let kind: Int64 = first[count + 1]
+                let second = kind == 2 ? try updatedSides?.next() : nil
                 read += 1
-                body(change, oldKey, newKey)
+                do {
+                    guard first[count + 2] as Bool else { throw layoutMismatch() }
+                    switch (kind, second) {
+                    case (0, _): body(.inserted(try decodeSide(first)), nil, key(first))
+                    case (1, _): body(.deleted(try decodeSide(first)), key(first), nil)
+                    case (_, let second?): body(.updated(old: try decodeSide(first), new: try decodeSide(second)), key(first), key(second))
+                    default: preconditionFailure("an update event in a feed without updates")
+                    }
+                } catch {
+                    onError(error)
+                }
             }
         } catch let error as DatabaseError {
             throw DatabaseError(resultCode: error.extendedResultCode, message:
@@ -300,35 +320,10 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
         }
     }
 
-    private func decodeBatch<Element>(_ db: Database, withKeys: Bool, hasUpdates: Bool,
-                                      decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
-                                      _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
-        let (firstSQL, secondSQL) = currentBatchLayout()
-        let firstSides = try Row.fetchCursor(db.cachedStatement(sql: firstSQL))
-        let updatedSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
-        let count = columns.count
-        func key(_ row: Row) -> [DatabaseValue]? {
-            guard withKeys else { return nil }
-            return keyColumns.isEmpty ? [row[count] as DatabaseValue] : keyColumns.map { row[$0] as DatabaseValue }
-        }
-        while let first = try firstSides.next() {
-            let kind: Int64 = first[count + 1]
-            let second = kind == 2 ? try updatedSides?.next() : nil
-            do {
-                guard first[count + 2] as Bool else {
-                    throw DatabaseError(resultCode: .SQLITE_MISMATCH, message:
-                        "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(count) columns")
-                }
-                switch (kind, second) {
-                case (0, _): body(.inserted(try decodeSide(first)), nil, key(first))
-                case (1, _): body(.deleted(try decodeSide(first)), key(first), nil)
-                case (_, let second?): body(.updated(old: try decodeSide(first), new: try decodeSide(second)), key(first), key(second))
-                default: preconditionFailure("an update event in a feed without updates")
-                }
-            } catch {
-                onError(error)
-            }
-        }
+    /// An event whose arguments do not fit the table's live columns.
+    func layoutMismatch() -> DatabaseError {
+        DatabaseError(resultCode: .SQLITE_MISMATCH, message:
+            "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(columns.count) columns")
     }
 
     /// A side of a keys-only event: the rowid follows the key columns.
@@ -341,10 +336,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
         let values = (0..<arguments.count).map { arguments.value(at: $0).databaseValue }
         let width = 1 + columns.count
         guard let kind = values.first.flatMap(String.fromDatabaseValue),
-              values.count == 1 + width * (kind == "update" ? 2 : 1) else {
-            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message:
-                "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(columns.count) columns")
-        }
+              values.count == 1 + width * (kind == "update" ? 2 : 1) else { throw layoutMismatch() }
         func side(_ start: Int) throws -> (Record, [DatabaseValue]) {
             let rowValues = Array(values[(start + 1)..<(start + width)])
             let row = Row(Dictionary(uniqueKeysWithValues: zip(columns, rowValues.map { $0 as (any DatabaseValueConvertible)? })))
