@@ -221,6 +221,24 @@ struct Replica<Record: Hashable> {
         #expect(rows.value.count == 2, "a row feed of the same table still gets whole rows")
     }
 
+    @Test func aRoundThatCannotBeReadSaysHowManyChangesItLost() throws {
+        let dbQueue = try makeQueue()
+        let errors = Locked<[String]>([])
+        let observation = try dbQueue.observeChanges(to: FeedList.self, scheduling: .immediate,
+                                                     onError: { error in errors.mutate { $0.append("\(error)") } }) { _ in }
+        defer { observation.cancel() }
+        // A view created after the events, in their transaction, hides the
+        // table the feed reads them from (the guard refuses it from then on).
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                INSERT INTO feedLists(id, title) VALUES (1, 'a'), (2, 'b');
+                CREATE TEMP VIEW swift_callback_batch AS SELECT 1 AS seq;
+                """)
+        }
+        #expect(errors.value.count == 1)
+        #expect(errors.value.first?.contains("change feed of \"feedLists\": 2 of 2 committed changes could not be read, and are lost") == true)
+    }
+
     @Test func aKeysOnlyFeedFoldsNetChanges() throws {
         let dbQueue = try makeQueue(recursiveTriggers: true)
         let keys = Locked<[RecordChange<ChangedKey>]>([])
