@@ -82,6 +82,12 @@ arm64_stage() {
 
 # 32-bit sizes: the same C tests built with gcc -m32.
 i386_stage() {
+  # build/ is per clone: unpack the i386 libsqlite3 here when the machine
+  # has the 32-bit toolchain, so that make test on a fresh clone runs it.
+  if [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] &&
+     echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c -o /dev/null - 2>/dev/null; then
+    bash Tests/c/i386/fetch-sqlite.sh 2>&1 | tail -n 3
+  fi
   if [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] ||
      ! echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c -o /dev/null - 2>/dev/null; then
     missing_toolchain c32 "gcc-12-multilib and unpacks libsqlite3 (Tests/c/i386/fetch-sqlite.sh)"

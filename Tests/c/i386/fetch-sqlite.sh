@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Unpacks Debian's i386 libsqlite3 into build/i386 for the 32-bit C tests,
 # without installing it: a multiarch install would have to match the
-# native package's version exactly. Needs root (apt); .ci/run calls it.
+# native package's version exactly. Needs root (apt); make test calls it
+# (Tests/run_all.sh) when the 32-bit toolchain is there and build/i386 is not.
 set -eu
 cd "$(dirname "$0")/../../.."
 dest=build/i386
