@@ -34,7 +34,10 @@ public final class CallbackObservation: Sendable {
     /// ```swift
     /// if observation.isCancelled { print("no longer observing") }
     /// ```
-    public var isCancelled: Bool { box.isCancelled }
+    public var isCancelled: Bool { box.cancellation.isSet }
+
+    /// Set when the observation is cancelled or released.
+    package var cancellation: CancellationFlag { box.cancellation }
 
     deinit { box.cancel() }
 
@@ -54,7 +57,19 @@ public final class CallbackObservation: Sendable {
 /// What a ``CallbackObservation`` stops.
 protocol CancellableObserver: Sendable {
     func cancel()
-    var isCancelled: Bool { get }
+    var cancellation: CancellationFlag { get }
+}
+
+/// Whether an observation was cancelled, set once from any thread and read
+/// without a lock: delivery checks it before each event it hands out.
+package final class CancellationFlag: @unchecked Sendable {
+    private let storage = UnsafeMutablePointer<CInt>.allocate(capacity: 1)
+
+    init() { storage.initialize(to: 0) }
+    deinit { storage.deallocate() }
+
+    func set() { sqlitetriggers_swift_flag_set(storage) }
+    package var isSet: Bool { sqlitetriggers_swift_flag_is_set(storage) != 0 }
 }
 
 /// What the C layer holds for a Swift observer (as `pArg`, retained until
@@ -71,11 +86,7 @@ final class ObserverBox<Handler>: CancellableObserver, @unchecked Sendable {
         self.onError = onError
     }
 
-    var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return storedHandler == nil          // no copy of the closure
-    }
+    let cancellation = CancellationFlag()
 
     var handler: Handler? {
         lock.lock()
@@ -87,6 +98,7 @@ final class ObserverBox<Handler>: CancellableObserver, @unchecked Sendable {
         lock.lock()
         let handler = storedHandler
         storedHandler = nil
+        cancellation.set()
         lock.unlock()
         _ = handler                  // released here, outside the lock
     }

@@ -232,6 +232,9 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     var keyColumns: [String]
     /// Keeps the feed's triggers installed while the decoder lives.
     var keeper: RuleKeeper?
+    /// Whether a side is decoded with its rowid (a keys-only feed's
+    /// ``ChangedKey``), so that the batch reads it even without net changes.
+    var sidesReadRowID = false
     /// Where to remove the triggers once the observation ends.
     weak var writer: (any DatabaseWriter)?
 
@@ -256,23 +259,30 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// or delete, the old side of an update), the second the new side of
     /// the updates alone, so that it advances with the first only on an
     /// update. Each reads the side's columns under the table's names, then
-    /// its rowid; the first then the kind (0 insert, 1 delete, 2 update)
-    /// and whether the event has the table's width. A record decodes from
-    /// the statement's own row, as in a fetch, and the extra columns, last,
-    /// never shadow a column of the table. Rebuilt when the columns change.
-    private var batchLayout: (columns: [String], first: String, second: String)?
+    /// its rowid when a key or ``ChangedKey`` needs it; the first then the kind (0 insert,
+    /// 1 delete, 2 update), plus 3 when the event does not have the table's
+    /// width. A record decodes from the statement's own row, as in a fetch,
+    /// and the extra columns, last, never shadow a column of the table.
+    /// Every column read is a virtual-table call, so none is read in vain.
+    /// Rebuilt when the columns change.
+    private var batchLayout: (columns: [String], withRowID: Bool, first: String, second: String)?
 
-    private func currentBatchLayout() -> (first: String, second: String) {
-        if let batchLayout, batchLayout.columns == columns { return (batchLayout.first, batchLayout.second) }
+    private func currentBatchLayout(withRowID: Bool) -> (first: String, second: String) {
+        if let batchLayout, batchLayout.columns == columns, batchLayout.withRowID == withRowID {
+            return (batchLayout.first, batchLayout.second)
+        }
         let width = 1 + columns.count
         func side(_ rowidArgument: Int, extra: [String], where condition: String = "") -> String {
             let values = columns.enumerated().map { "arg\(rowidArgument + 1 + $0.offset) AS \(SQLQuoting.identifier($0.element))" }
-            return "SELECT " + (values + ["arg\(rowidArgument)"] + extra).joined(separator: ", ") + " FROM swift_callback_batch" + condition
+            let rowid = withRowID ? ["arg\(rowidArgument)"] : []
+            return "SELECT " + (values + rowid + extra).joined(separator: ", ") + " FROM swift_callback_batch" + condition
         }
-        let layout = (first: side(2, extra: ["(arg1 = 'delete') + 2 * (arg1 = 'update')",
-                                             "argc = 1 + \(width) * (1 + (arg1 = 'update'))"]),
+        // One CASE reads the kind once.
+        let kindAndWidth = "CASE arg1 WHEN 'insert' THEN 3 * (argc <> \(1 + width)) WHEN 'delete' THEN 1 + 3 * (argc <> \(1 + width)) "
+            + "WHEN 'update' THEN 2 + 3 * (argc <> \(1 + 2 * width)) ELSE 3 END"
+        let layout = (first: side(2, extra: [kindAndWidth]),
                       second: side(2 + width, extra: [], where: " WHERE arg1 = 'update'"))
-        batchLayout = (columns, layout.first, layout.second)
+        batchLayout = (columns, withRowID, layout.first, layout.second)
         return layout
     }
 
@@ -285,7 +295,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// throws, saying how many of the round's `eventCount` changes were not
     /// delivered.
     func decodeBatch<Element>(_ db: Database, eventCount: Int, withKeys: Bool, hasUpdates: Bool,
-                              decodeSide: (Row) throws -> Element, onError: (any Error) -> Void,
+                              decodeSide: (ChangeDecoder, Row) throws -> Element, onError: (any Error) -> Void,
                               _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
         let count = columns.count
         func key(_ row: Row) -> [DatabaseValue]? {
@@ -294,19 +304,21 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
         }
         var read = 0
         do {
-            let (firstSQL, secondSQL) = currentBatchLayout()
+            let readsRowID = withKeys || sidesReadRowID
+            let (firstSQL, secondSQL) = currentBatchLayout(withRowID: readsRowID)
             let firstSides = try Row.fetchCursor(db.cachedStatement(sql: firstSQL))
             let updatedSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
             while let first = try firstSides.next() {
-                let kind: Int64 = first[count + 1]
+                let kindAndWidth: Int64 = first[readsRowID ? count + 1 : count]
+                let kind = kindAndWidth % 3
                 let second = kind == 2 ? try updatedSides?.next() : nil
                 read += 1
                 do {
-                    guard first[count + 2] as Bool else { throw layoutMismatch() }
+                    guard kindAndWidth < 3 else { throw layoutMismatch() }
                     switch (kind, second) {
-                    case (0, _): body(.inserted(try decodeSide(first)), nil, key(first))
-                    case (1, _): body(.deleted(try decodeSide(first)), key(first), nil)
-                    case (_, let second?): body(.updated(old: try decodeSide(first), new: try decodeSide(second)), key(first), key(second))
+                    case (0, _): body(.inserted(try decodeSide(self, first)), nil, key(first))
+                    case (1, _): body(.deleted(try decodeSide(self, first)), key(first), nil)
+                    case (_, let second?): body(.updated(old: try decodeSide(self, first), new: try decodeSide(self, second)), key(first), key(second))
                     default: preconditionFailure("an update event in a feed without updates")
                     }
                 } catch {

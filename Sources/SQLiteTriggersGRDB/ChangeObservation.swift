@@ -136,7 +136,7 @@ extension DatabaseWriter {
             if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
             // A round of events at a time, decoded by one GRDB fetch.
             return try db.observeCallbackBatches(named: feed.callbackName, onError: delivery.report) { db, count in
-                try decoder.decodeBatch(db, eventCount: count, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: { [unowned decoder] row in try decodeSide(decoder, row) },
+                try decoder.decodeBatch(db, eventCount: count, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: decodeSide,
                                         onError: delivery.report) { change, oldKey, newKey in
                     if let flusher {
                         flusher.net.add(change, oldKey: oldKey, newKey: newKey)
@@ -146,7 +146,7 @@ extension DatabaseWriter {
                 }
             }
         }
-        delivery.observation = observation
+        delivery.cancellation = observation.cancellation
         return observation
     }
 }
@@ -156,6 +156,7 @@ extension ChangeDecoder {
     /// there (and its columns kept current) for as long as the decoder lives.
     static func keeping(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
         let decoder = ChangeDecoder(columns: try feed.payloadColumns(db), keyColumns: try feed.keyColumns(db))
+        decoder.sidesReadRowID = feed.isKeysOnly
         decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
             let triggers = try feed.triggers(db)
             decoder?.columns = try feed.payloadColumns(db)

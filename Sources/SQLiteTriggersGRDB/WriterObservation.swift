@@ -171,7 +171,7 @@ extension DatabaseWriter {
                 return nil
             }
         }
-        delivery.observation = observation
+        delivery.cancellation = observation.cancellation
         return observation
     }
 }
@@ -203,7 +203,7 @@ final class ScheduledDelivery<Element: Sendable>: @unchecked Sendable {
         self.onEvent = onEvent
     }
 
-    private var isLive: Bool { observation.map { !$0.isCancelled } ?? false }
+    private var isLive: Bool { cancellation.map { !$0.isSet } ?? false }
 
     func deliver(_ element: Element) {
         if scheduling.runsInPlace {

@@ -110,6 +110,20 @@ struct Replica<Record: Hashable> {
         #expect(changes.value == [.inserted(FeedList(id: 1, title: "kept"))], "the failed statement's first row too is gone")
     }
 
+    @Test func cancellingInsideTheHandlerStopsTheRestOfTheRound() throws {
+        let dbQueue = try makeQueue()
+        let changes = Locked<[RecordChange<FeedList>]>([])
+        let token = Locked<CallbackObservation?>(nil)
+        let observation = try dbQueue.observeChanges(to: FeedList.self, scheduling: .immediate) { change in
+            changes.mutate { $0.append(change) }
+            token.value?.cancel()
+        }
+        token.mutate { $0 = observation }
+        try dbQueue.write { db in try db.execute(sql: "INSERT INTO feedLists(title) VALUES ('a'), ('b'), ('c')") }
+        #expect(changes.value == [.inserted(FeedList(id: 1, title: "a"))], "the round's later changes are dropped")
+        #expect(observation.isCancelled)
+    }
+
     @Test func insertOrReplaceInBothRecursiveTriggerModes() throws {
         for recursive in [false, true] {
             let dbQueue = try makeQueue(recursiveTriggers: recursive)

@@ -609,6 +609,36 @@ static void testBatchObserverReadsItsRound(void){
   sqlite3_close(db);
 }
 
+/* Reads the text of each event's first argument as a C string and by length. */
+static void readBatchText(void *pArg, int nEvent){
+  BatchReader *p = (BatchReader*)pArg;
+  sqlite3_stmt *pStmt = 0;
+  char zLine[200];
+  (void)nEvent;
+  sqlite3_prepare_v2(p->db, "SELECT arg1, hex(arg1) FROM swift_callback_batch", -1, &pStmt, 0);
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(pStmt, 0);
+    snprintf(zLine, sizeof(zLine), "(%s %d %s)", z, sqlite3_column_bytes(pStmt, 0),
+             sqlite3_column_text(pStmt, 1));
+    strncat(p->zRows, zLine, sizeof(p->zRows) - strlen(p->zRows) - 1);
+  }
+  sqlite3_finalize(pStmt);
+}
+
+static void testBatchTextKeepsItsLength(void){
+  sqlite3 *db = openRegistered(0);
+  BatchReader reader;
+  memset(&reader, 0, sizeof(reader));
+  reader.db = db;
+  sqlitetriggers_observe_after_commit_batch(db, "t", readBatchText, &reader, 0, 0);
+  exec(db, "SELECT swift_callback('t', 'plain'), swift_callback('t', 'a' || char(0) || 'b'),"
+           " swift_callback('t', '')");
+  sqlitetriggers_deliver(db);
+  expect(strcmp(reader.zRows, "(plain 5 706C61696E)(a 3 610062)( 0 )")==0,
+         "batch text reads as a C string, and text with a NUL inside keeps its length");
+  sqlite3_close(db);
+}
+
 static void testBatchObserverWritesMakeTheNextRound(void){
   sqlite3 *db = openRegistered(0);
   BatchReader reader;
@@ -664,5 +694,6 @@ void runCallbackTests(void){
   testHugeLogCapacityIsRefused();
   testBatchObserverReadsItsRound();
   testBatchObserverWritesMakeTheNextRound();
+  testBatchTextKeepsItsLength();
   testBatchObserverMisuse();
 }
