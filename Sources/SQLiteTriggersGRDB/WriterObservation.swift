@@ -190,9 +190,9 @@ func onMainActor<Value: Sendable>(_ body: @escaping @MainActor (Value) -> Void) 
 /// Scheduled work that runs after the token was cancelled or released does
 /// nothing.
 final class ScheduledDelivery<Element: Sendable>: @unchecked Sendable {
-    /// The token, set once before any event can arrive (we are on the
-    /// writer's queue while registering).
-    weak var observation: CallbackObservation?
+    /// The token's cancellation, set once before any event can arrive (we
+    /// are on the writer's queue while registering).
+    var cancellation: CancellationFlag?
     let scheduling: CallbackScheduling
     let onError: @Sendable (any Error) -> Void
     let onEvent: @Sendable (Element) -> Void
