@@ -9,7 +9,7 @@
 //      same three values;
 //   4. GRDB's TransactionObserver, told of each row by databaseDidChange.
 // Best of 5 runs each, alternating. Prints ROW lines for Tests/bench/report.py.
-// `--change-feeds` stops after the observers and change feeds.
+// `--change-feeds` runs the change feeds alone.
 import Foundation
 import SQLiteTriggersGRDB
 
@@ -58,6 +58,9 @@ func migrationMemory(_ count: Int) throws -> (kib: Double, seconds: Double) {
 
 let rows = 100_000
 let runs = 5
+/// `sqlitetriggers-bench --change-feeds`: the change feeds alone, for quick
+/// measurements while working on them.
+let changeFeedsOnly = CommandLine.arguments.dropFirst().first == "--change-feeds"
 
 func makeQueue(trigger body: String?) throws -> DatabaseQueue {
     let queue = try DatabaseQueue(configuration: {
@@ -142,7 +145,7 @@ do {
                             counter: rowObserver.counter))
 }
 
-for run in 1...runs {
+for run in 1...runs where !changeFeedsOnly {
     for index in variants.indices {
         let start = DispatchTime.now().uptimeNanoseconds
         try variants[index].queue.write { db in
@@ -153,7 +156,7 @@ for run in 1...runs {
     }
 }
 
-for variant in variants.dropFirst() where variant.counter.count != rows * runs {
+for variant in variants.dropFirst() where !changeFeedsOnly && variant.counter.count != rows * runs {
     fatalError("\(variant.name): \(variant.counter.count) events, expected \(rows * runs)")
 }
 
@@ -161,16 +164,21 @@ let baselineNs = variants[0].best / Double(rows) * 1e9
 func perEvent(_ variant: Variant) -> Double { variant.best / Double(rows) * 1e9 - baselineNs }
 let peer = perEvent(variants[3])
 let what = "Swift observer, per event over the bare UPDATE of \(rows) rows"
-print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t0.7")
-print("ROW\t\(what)\tobserveCallback, immediate, typed\t\(perEvent(variants[2]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t0.7")
-print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB TransactionObserver (row ids only, no values)\t\(perEvent(variants[4]))\tns\t")
+if !changeFeedsOnly {
+    print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t0.7")
+    print("ROW\t\(what)\tobserveCallback, immediate, typed\t\(perEvent(variants[2]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t0.7")
+    print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB TransactionObserver (row ids only, no values)\t\(perEvent(variants[4]))\tns\t")
+}
 _ = observations
 
 // Change feeds: every committed row change delivered as a typed record,
 // against GRDB's nearest equivalent, a TransactionObserver that collects
-// the changed rowids and fetches those rows after the commit. Each of
-// INSERT, UPDATE and DELETE touches \(rows) rows in one statement; cost per
-// row over the same statement with nothing attached, best of \(runs).
+// the changed rowids and fetches those rows after the commit. The rows are
+// written two ways, in one transaction: one statement for all \(feedRows) rows,
+// and one statement per row, as record writes run (a table with triggers
+// makes SQLite open a statement journal for each). Cost per row over the
+// same writes with nothing attached, best of \(feedRuns): more runs of fewer
+// rows than above, because the statement-per-row writes vary more here.
 struct FeedItem: Codable, FetchableRecord, TableRecord, Sendable {
     static let databaseTableName = "items"
     var id: Int64
@@ -197,54 +205,98 @@ final class FetchingObserver: TransactionObserver {
     func databaseDidRollback(_ db: Database) { rowIDs = [] }
 }
 
+let feedRows = 50_000
+let feedRuns = 10
+
 func makeFeedQueue() throws -> DatabaseQueue {
     let queue = try makeQueue(trigger: nil)
     try queue.write { db in try db.execute(sql: "DELETE FROM items") }
     return queue
 }
-let feedStatements = [
-    ("inserted", """
-        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+struct FeedWrite {
+    let kind: String, form: String
+    let write: (Database) throws -> Void
+}
+/// One cached statement run once per row, as record writes run.
+func perRow(_ sql: String, _ arguments: @escaping (Int) -> StatementArguments) -> (Database) throws -> Void {
+    { db in
+        let statement = try db.cachedStatement(sql: sql)
+        for row in 1...feedRows { try statement.execute(arguments: arguments(row)) }
+    }
+}
+let feedWrites = [
+    FeedWrite(kind: "inserted", form: "one statement") { db in try db.execute(sql: """
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(feedRows))
         INSERT INTO items(title, updatedAt) SELECT 'Reminder number ' || i, '2024-01-01 00:00:00.000' FROM n
-        """),
-    ("updated", "UPDATE items SET updatedAt = '2024-01-02 00:00:00.000', title = title || '!'"),
-    ("deleted", "DELETE FROM items"),
+        """) },
+    FeedWrite(kind: "updated", form: "one statement") { db in
+        try db.execute(sql: "UPDATE items SET updatedAt = '2024-01-02 00:00:00.000', title = title || '!'")
+    },
+    FeedWrite(kind: "deleted", form: "one statement") { db in try db.execute(sql: "DELETE FROM items") },
+    FeedWrite(kind: "inserted", form: "a statement per row", write: perRow("INSERT INTO items(id, title, updatedAt) VALUES (?, ?, ?)") {
+        [$0, "Reminder number \($0)", "2024-01-01 00:00:00.000"]
+    }),
+    FeedWrite(kind: "updated", form: "a statement per row", write: perRow("UPDATE items SET title = ?, updatedAt = ? WHERE id = ?") {
+        ["Reminder number \($0)!", "2024-01-02 00:00:00.000", $0]
+    }),
+    FeedWrite(kind: "deleted", form: "a statement per row", write: perRow("DELETE FROM items WHERE id = ?") { [$0] }),
 ]
 let feedCounter = Counter(), fetchCounter = Counter()
 let feedQueues = (bare: try makeFeedQueue(), feed: try makeFeedQueue(), peer: try makeFeedQueue())
 let feedObservation = try feedQueues.feed.observeChanges(to: FeedItem.self, scheduling: .immediate) { _ in feedCounter.count += 1 }
 let fetchingObserver = FetchingObserver(counter: fetchCounter)
 feedQueues.peer.add(transactionObserver: fetchingObserver)
-var feedBest = [String: (bare: Double, feed: Double, peer: Double)]()
-for _ in 1...runs {
-    for (name, sql) in feedStatements {
+var feedBest = Array(repeating: (bare: Double.infinity, feed: Double.infinity, peer: Double.infinity), count: feedWrites.count)
+for _ in 1...feedRuns {
+    for (index, feedWrite) in feedWrites.enumerated() {
         var times: [Double] = []
         for queue in [feedQueues.bare, feedQueues.feed, feedQueues.peer] {
             let start = DispatchTime.now().uptimeNanoseconds
-            try queue.write { db in try db.execute(sql: sql) }
+            try queue.write(feedWrite.write)
             times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         }
-        let best = feedBest[name] ?? (.infinity, .infinity, .infinity)
-        feedBest[name] = (min(best.bare, times[0]), min(best.feed, times[1]), min(best.peer, times[2]))
+        let best = feedBest[index]
+        feedBest[index] = (min(best.bare, times[0]), min(best.feed, times[1]), min(best.peer, times[2]))
     }
 }
-precondition(feedCounter.count == 3 * rows * runs, "the feed delivered \(feedCounter.count) changes")
-precondition(fetchCounter.count == 2 * rows * runs, "the peer fetched \(fetchCounter.count) rows")
+precondition(feedCounter.count == feedWrites.count * feedRows * feedRuns, "the feed delivered \(feedCounter.count) changes")
+precondition(fetchCounter.count == 4 * feedRows * feedRuns, "the peer fetched \(fetchCounter.count) rows")
 feedObservation.cancel()
-for (name, _) in feedStatements {
-    let best = feedBest[name]!
-    let feedNs = (best.feed - best.bare) / Double(rows) * 1e9, peerNs = (best.peer - best.bare) / Double(rows) * 1e9
-    let what = "change feed, per \(name) row, typed record after commit"
-    if name == "deleted" {
+for (feedWrite, best) in zip(feedWrites, feedBest) {
+    let feedNs = (best.feed - best.bare) / Double(feedRows) * 1e9, peerNs = (best.peer - best.bare) / Double(feedRows) * 1e9
+    let what = "change feed, per \(feedWrite.kind) row (\(feedWrite.form)), typed record after commit"
+    if feedWrite.kind == "deleted" {
         print("ROW\t\(what)\tobserveChanges (old record)\t\(feedNs)\tno peer: a deleted row cannot be fetched (GRDB's observer sees its rowid)\t\tns\t")
     } else {
         print("ROW\t\(what)\tobserveChanges\t\(feedNs)\tGRDB TransactionObserver rowids + fetch after commit\t\(peerNs)\tns\t1.0")
     }
 }
 
-// `sqlitetriggers-bench --change-feeds`: the observers and change feeds
-// only, for quick measurements while working on them.
-if CommandLine.arguments.dropFirst().first == "--change-feeds" { exit(0) }
+// The floor of any typed delivery: GRDB's own decoding of one record from a
+// statement row, which the feed and the peer both pay (the feed twice for an
+// update: old and new). Cursor over the table decoding records, less the
+// same cursor stepping rows alone.
+do {
+    try feedQueues.bare.write { db in try db.execute(sql: """
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(feedRows))
+        INSERT INTO items(title, updatedAt) SELECT 'Reminder number ' || i, '2024-01-01 00:00:00.000' FROM n
+        """) }
+    var best = (rows: Double.infinity, records: Double.infinity)
+    for _ in 1...feedRuns {
+        try feedQueues.bare.read { db in
+            var start = DispatchTime.now().uptimeNanoseconds
+            try Row.fetchCursor(db, sql: "SELECT * FROM items").forEach { _ in }
+            best.rows = min(best.rows, Double(DispatchTime.now().uptimeNanoseconds - start))
+            start = DispatchTime.now().uptimeNanoseconds
+            try FeedItem.fetchCursor(db, sql: "SELECT * FROM items").forEach { _ in }
+            best.records = min(best.records, Double(DispatchTime.now().uptimeNanoseconds - start))
+        }
+    }
+    let decodeNs = (best.records - best.rows) / Double(feedRows)
+    print("ROW\tdecoding one typed record (Codable FeedItem(row:), 3 columns, a Date), the floor of typed delivery\tGRDB FeedItem(row:)\t\(decodeNs)\tpaid by the feed and the peer alike; twice by the feed for an update (old and new)\t\tns\t")
+}
+
+if changeFeedsOnly { exit(0) }
 
 // The rules' cost: one reminder write (insert a reminder, rename it, tag
 // it, complete it) with the six Reminders rules installed from the
