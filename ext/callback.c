@@ -103,8 +103,7 @@
 
 typedef struct StoredArg StoredArg;
 struct StoredArg {
-  short eType;                /* SQLITE_INTEGER, ... SQLITE_NULL */
-  short isCString;            /* text with no NUL inside */
+  int eType;                  /* SQLITE_INTEGER, ... SQLITE_NULL */
   int nByte;                  /* text or blob length */
   union {
     sqlite3_int64 i;
@@ -231,15 +230,13 @@ static StoredEvent *storedEventCreate(EventChunk **ppCurrent,
   for(i=0; i<nArg; i++){
     StoredArg *pArg = &pEv->event.aStored[i];
     const ArgView *pView = &aView[i];
-    pArg->eType = (short)pView->eType;
-    pArg->isCString = 0;
+    pArg->eType = pView->eType;
     pArg->nByte = pView->nByte;
     switch( pView->eType ){
       case SQLITE_INTEGER: pArg->u.i = sqlite3_value_int64(apArg[i]); break;
       case SQLITE_FLOAT:   pArg->u.r = sqlite3_value_double(apArg[i]); break;
       case SQLITE_TEXT:
         memcpy(pData, pView->z, pView->nByte + 1);
-        pArg->isCString = memchr(pData, 0, pView->nByte)==0;
         pArg->u.z = pData;
         pData += pView->nByte + 1;
         break;
@@ -1069,9 +1066,12 @@ static int batchCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
     case SQLITE_TEXT:
       /* A length of -1 tells SQLite the text is NUL-terminated, so that
       ** sqlite3_column_text() reads it in place instead of copying it to
-      ** add a terminator; text with a NUL inside needs its length. */
+      ** add a terminator; text with a NUL inside needs its length.  The
+      ** check is made here, not when the event is stored, so that events
+      ** no batch reads cost nothing more. */
       sqlite3_result_text(ctx, (const char*)pArg->u.z,
-                          pArg->isCString ? -1 : pArg->nByte, SQLITE_STATIC);
+                          strlen((const char*)pArg->u.z)==(size_t)pArg->nByte
+                            ? -1 : pArg->nByte, SQLITE_STATIC);
       break;
     case SQLITE_BLOB:
       sqlite3_result_blob(ctx, pArg->u.z, pArg->nByte, SQLITE_STATIC);
