@@ -128,7 +128,9 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
 	@swift build -c release --product sqlitetriggers-bench 2>&1 | tail -n 1
 	@{ $(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so; \
 	   $(BUILD)/bench_callback; \
-	   .build/release/sqlitetriggers-bench; } | $(PYTHON) Tests/bench/report.py --markdown $(BUILD)/bench.md
+	   .build/release/sqlitetriggers-bench; \
+	   $(PYTHON) Tests/bench/feed_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
+	 } | $(PYTHON) Tests/bench/report.py --markdown $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
 
 # The main job: the Swift demo on a real file, then the same file in the

@@ -58,11 +58,21 @@ func migrationMemory(_ count: Int) throws -> (kib: Double, seconds: Double) {
 
 let rows = 100_000
 let runs = 5
+/// `sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS`: one write
+/// of `feedWrites[WRITE]` over ROWS rows on one queue (0 bare, 1 change
+/// feed, 2 peer), inside `measuredFeedWrite`, for Tests/bench/feed_instructions.py
+/// to count under callgrind.
+let singleFeedWrite: (variant: Int, write: Int, rows: Int)? = {
+    let arguments = CommandLine.arguments.dropFirst().map { Int($0) }
+    guard CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--change-feed-write",
+          let variant = arguments[1], let write = arguments[2], let rows = arguments[3] else { return nil }
+    return (variant, write, rows)
+}()
 /// `sqlitetriggers-bench --change-feeds`: the change feeds alone, for quick
 /// measurements while working on them.
-let changeFeedsOnly = CommandLine.arguments.dropFirst().first == "--change-feeds"
+let changeFeedsOnly = CommandLine.arguments.dropFirst().first == "--change-feeds" || singleFeedWrite != nil
 
-func makeQueue(trigger body: String?) throws -> DatabaseQueue {
+func makeQueue(trigger body: String?, rows: Int = rows) throws -> DatabaseQueue {
     let queue = try DatabaseQueue(configuration: {
         var config = Configuration()
         config.prepareDatabase { db in try db.installSQLiteTriggers() }
@@ -72,7 +82,7 @@ func makeQueue(trigger body: String?) throws -> DatabaseQueue {
         try db.execute(sql: """
             CREATE TABLE items(id INTEGER PRIMARY KEY, title TEXT, updatedAt TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
-            INSERT INTO items(title, updatedAt) SELECT 'Reminder number ' || i, '2024-01-01 00:00:00.000' FROM n;
+            INSERT INTO items(title, updatedAt) SELECT 'Reminder number ' || i, '2024-01-01 00:00:00.000' FROM n WHERE i <= \(rows);
             """)
         if let body {
             try db.execute(sql: "CREATE TEMP TRIGGER items_au AFTER UPDATE ON items BEGIN \(body); END")
@@ -103,68 +113,68 @@ let callbackBody = "SELECT swift_callback('changed', new.id, new.title, new.upda
 var observations: [CallbackObservation] = []
 var variants: [Variant] = []
 
-let baseline = try makeQueue(trigger: nil)
-variants.append(Variant(name: "nothing attached (baseline)", queue: baseline, counter: Counter()))
-
-do {
-    let counter = Counter()
-    let queue = try makeQueue(trigger: callbackBody)
-    observations.append(try queue.write { db in
-        try db.observeCallback("changed") { (id: Int, title: String, updatedAt: Date) in counter.count += 1 }
-    })
-    variants.append(Variant(name: "1. `observeCallback`, after commit, typed", queue: queue, counter: counter))
-}
-do {
-    let counter = Counter()
-    let queue = try makeQueue(trigger: callbackBody)
-    observations.append(try queue.write { db in
-        try db.observeCallback("changed", delivery: .immediate) { (id: Int, title: String, updatedAt: Date) in
-            counter.count += 1
-        }
-    })
-    variants.append(Variant(name: "2. `observeCallback`, immediate, typed", queue: queue, counter: counter))
-}
-do {
-    let counter = Counter()
-    let queue = try makeQueue(trigger: "SELECT grdb_changed(new.id, new.title, new.updatedAt)")
-    let function = DatabaseFunction("grdb_changed", argumentCount: 3) { values in
-        _ = Int.fromDatabaseValue(values[0])
-        _ = String.fromDatabaseValue(values[1])
-        _ = Date.fromDatabaseValue(values[2])
-        counter.count += 1
-        return nil
-    }
-    queue.inDatabase { db in db.add(function: function) }
-    variants.append(Variant(name: "3. GRDB `DatabaseFunction` (peer)", queue: queue, counter: counter))
-}
-let rowObserver = RowObserver(counter: Counter())
-do {
-    let queue = try makeQueue(trigger: nil)
-    queue.add(transactionObserver: rowObserver)
-    variants.append(Variant(name: "4. GRDB `TransactionObserver.databaseDidChange` (peer)", queue: queue,
-                            counter: rowObserver.counter))
-}
-
-for run in 1...runs where !changeFeedsOnly {
-    for index in variants.indices {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try variants[index].queue.write { db in
-            try db.execute(sql: "UPDATE items SET updatedAt = ?", arguments: [String(format: "2024-01-01 00:00:%02d.000", run)])
-        }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        variants[index].best = min(variants[index].best, seconds)
-    }
-}
-
-for variant in variants.dropFirst() where !changeFeedsOnly && variant.counter.count != rows * runs {
-    fatalError("\(variant.name): \(variant.counter.count) events, expected \(rows * runs)")
-}
-
-let baselineNs = variants[0].best / Double(rows) * 1e9
-func perEvent(_ variant: Variant) -> Double { variant.best / Double(rows) * 1e9 - baselineNs }
-let peer = perEvent(variants[3])
-let what = "Swift observer, per event over the bare UPDATE of \(rows) rows"
 if !changeFeedsOnly {
+    let baseline = try makeQueue(trigger: nil)
+    variants.append(Variant(name: "nothing attached (baseline)", queue: baseline, counter: Counter()))
+
+    do {
+        let counter = Counter()
+        let queue = try makeQueue(trigger: callbackBody)
+        observations.append(try queue.write { db in
+            try db.observeCallback("changed") { (id: Int, title: String, updatedAt: Date) in counter.count += 1 }
+        })
+        variants.append(Variant(name: "1. `observeCallback`, after commit, typed", queue: queue, counter: counter))
+    }
+    do {
+        let counter = Counter()
+        let queue = try makeQueue(trigger: callbackBody)
+        observations.append(try queue.write { db in
+            try db.observeCallback("changed", delivery: .immediate) { (id: Int, title: String, updatedAt: Date) in
+                counter.count += 1
+            }
+        })
+        variants.append(Variant(name: "2. `observeCallback`, immediate, typed", queue: queue, counter: counter))
+    }
+    do {
+        let counter = Counter()
+        let queue = try makeQueue(trigger: "SELECT grdb_changed(new.id, new.title, new.updatedAt)")
+        let function = DatabaseFunction("grdb_changed", argumentCount: 3) { values in
+            _ = Int.fromDatabaseValue(values[0])
+            _ = String.fromDatabaseValue(values[1])
+            _ = Date.fromDatabaseValue(values[2])
+            counter.count += 1
+            return nil
+        }
+        queue.inDatabase { db in db.add(function: function) }
+        variants.append(Variant(name: "3. GRDB `DatabaseFunction` (peer)", queue: queue, counter: counter))
+    }
+        let rowObserver = RowObserver(counter: Counter())
+    do {
+        let queue = try makeQueue(trigger: nil)
+        queue.add(transactionObserver: rowObserver)
+        variants.append(Variant(name: "4. GRDB `TransactionObserver.databaseDidChange` (peer)", queue: queue,
+                                counter: rowObserver.counter))
+    }
+}
+
+if !changeFeedsOnly {
+    for run in 1...runs {
+        for index in variants.indices {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try variants[index].queue.write { db in
+                try db.execute(sql: "UPDATE items SET updatedAt = ?", arguments: [String(format: "2024-01-01 00:00:%02d.000", run)])
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            variants[index].best = min(variants[index].best, seconds)
+        }
+    }
+    for variant in variants.dropFirst() where variant.counter.count != rows * runs {
+        fatalError("\(variant.name): \(variant.counter.count) events, expected \(rows * runs)")
+    }
+    let baselineNs = variants[0].best / Double(rows) * 1e9
+    func perEvent(_ variant: Variant) -> Double { variant.best / Double(rows) * 1e9 - baselineNs }
+    let peer = perEvent(variants[3])
+    let what = "Swift observer, per event over the bare UPDATE of \(rows) rows"
     print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t0.7")
     print("ROW\t\(what)\tobserveCallback, immediate, typed\t\(perEvent(variants[2]))\tGRDB DatabaseFunction, same decoding\t\(peer)\tns\t0.7")
     print("ROW\t\(what)\tobserveCallback, after commit, typed\t\(perEvent(variants[1]))\tGRDB TransactionObserver (row ids only, no values)\t\(perEvent(variants[4]))\tns\t")
@@ -205,13 +215,11 @@ final class FetchingObserver: TransactionObserver {
     func databaseDidRollback(_ db: Database) { rowIDs = [] }
 }
 
-let feedRows = 50_000
+let feedRows = singleFeedWrite?.rows ?? 50_000
 let feedRuns = 10
 
 func makeFeedQueue() throws -> DatabaseQueue {
-    let queue = try makeQueue(trigger: nil)
-    try queue.write { db in try db.execute(sql: "DELETE FROM items") }
-    return queue
+    try makeQueue(trigger: nil, rows: 0)
 }
 struct FeedWrite {
     let kind: String, form: String
@@ -246,6 +254,17 @@ let feedQueues = (bare: try makeFeedQueue(), feed: try makeFeedQueue(), peer: tr
 let feedObservation = try feedQueues.feed.observeChanges(to: FeedItem.self, scheduling: .immediate) { _ in feedCounter.count += 1 }
 let fetchingObserver = FetchingObserver(counter: fetchCounter)
 feedQueues.peer.add(transactionObserver: fetchingObserver)
+if let single = singleFeedWrite {
+    /// The one write callgrind counts; the writes before it (of the same
+    /// form) give it rows to update or delete.
+    @inline(never) func measuredFeedWrite(_ queue: DatabaseQueue, _ write: FeedWrite) throws { try queue.write(write.write) }
+    let queue = [feedQueues.bare, feedQueues.feed, feedQueues.peer][single.variant]
+    for earlier in feedWrites.indices where earlier < single.write && earlier / 3 == single.write / 3 {
+        try queue.write(feedWrites[earlier].write)
+    }
+    try measuredFeedWrite(queue, feedWrites[single.write])
+    exit(0)
+}
 var feedBest = Array(repeating: (bare: Double.infinity, feed: Double.infinity, peer: Double.infinity), count: feedWrites.count)
 for _ in 1...feedRuns {
     for (index, feedWrite) in feedWrites.enumerated() {

@@ -1,0 +1,64 @@
+"""make bench: change feeds against GRDB's TransactionObserver, in instructions.
+
+The times that sqlitetriggers-bench prints for change feeds drift by tens
+of percent from run to run on a busy virtual machine; instruction counts do
+not.  For each write (one statement for all rows, or one statement per
+row), this runs `sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS`
+under callgrind for the bare queue, the change feed and the peer, counting
+only inside the measured write (commit and delivery included), over two row
+counts so that what is counted once cancels out.  The bench binary is copied
+without its debug information first: valgrind cannot read Swift's.
+
+Usage: feed_instructions.py BENCH_BINARY WORK_DIRECTORY; prints ROW lines
+for report.py, or nothing (and says why) without valgrind.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+# The writes of sqlitetriggers-bench's feedWrites that have a peer.
+WRITES = {0: ("inserted", "one statement"), 1: ("updated", "one statement"),
+          3: ("inserted", "a statement per row"), 4: ("updated", "a statement per row")}
+VARIANTS = {"bare": 0, "feed": 1, "peer": 2}
+
+
+def count(binary, variant, write, rows):
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                          "--toggle-collect=$s20sqlitetriggers_bench17measuredFeedWrite*",
+                          binary, "--change-feed-write", str(variant), str(write), str(rows)],
+                         capture_output=True, text=True)
+    for line in run.stderr.splitlines():
+        if "Collected" in line:
+            collected = int(line.split()[-1])
+            if run.returncode != 0 or collected == 0:
+                break
+            return collected
+    raise RuntimeError(f"callgrind counted nothing in the measured write: {run.stderr[-800:]}")
+
+
+def per_row(binary, variant, write):
+    return (count(binary, variant, write, 6_000) - count(binary, variant, write, 2_000)) / 4_000
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if not shutil.which("valgrind"):
+        print("valgrind is not installed: no change-feed instruction counts", file=sys.stderr)
+        return 0
+    binary = os.path.join(sys.argv[2], "sqlitetriggers-bench-stripped")
+    shutil.copyfile(sys.argv[1], binary)
+    os.chmod(binary, 0o755)
+    subprocess.run(["strip", "--strip-debug", binary], check=True)
+    for write, (kind, form) in WRITES.items():
+        bare, feed, peer = (per_row(binary, VARIANTS[v], write) for v in ("bare", "feed", "peer"))
+        print(f"ROW\tchange feed, instructions per {kind} row ({form}), callgrind, net of the bare write"
+              f"\tobserveChanges\t{feed - bare}\tGRDB TransactionObserver rowids + fetch after commit"
+              f"\t{peer - bare}\tinstructions\t", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
