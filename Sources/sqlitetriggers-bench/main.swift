@@ -113,6 +113,8 @@ let callbackBody = "SELECT swift_callback('changed', new.id, new.title, new.upda
 var observations: [CallbackObservation] = []
 var variants: [Variant] = []
 
+// GRDB holds transaction observers weakly: this one lives as long as the program.
+let rowObserver = RowObserver(counter: Counter())
 if !changeFeedsOnly {
     let baseline = try makeQueue(trigger: nil)
     variants.append(Variant(name: "nothing attached (baseline)", queue: baseline, counter: Counter()))
@@ -148,8 +150,7 @@ if !changeFeedsOnly {
         queue.inDatabase { db in db.add(function: function) }
         variants.append(Variant(name: "3. GRDB `DatabaseFunction` (peer)", queue: queue, counter: counter))
     }
-        let rowObserver = RowObserver(counter: Counter())
-    do {
+        do {
         let queue = try makeQueue(trigger: nil)
         queue.add(transactionObserver: rowObserver)
         variants.append(Variant(name: "4. GRDB `TransactionObserver.databaseDidChange` (peer)", queue: queue,
