@@ -540,6 +540,13 @@ typedef struct BatchReader {
   sqlite3_stmt *pKept;        /* a statement left open after the call */
 } BatchReader;
 
+/* A registered connection, and an empty reader of its batches. */
+static sqlite3 *openWithBatchReader(BatchReader *pReader){
+  memset(pReader, 0, sizeof(*pReader));
+  pReader->db = openRegistered(0);
+  return pReader->db;
+}
+
 static void readBatch(void *pArg, int nEvent){
   BatchReader *p = (BatchReader*)pArg;
   sqlite3_stmt *pStmt = 0;
@@ -572,11 +579,9 @@ static void readBatch(void *pArg, int nEvent){
 }
 
 static void testBatchObserverReadsItsRound(void){
-  sqlite3 *db = openRegistered(0);
   BatchReader reader;
+  sqlite3 *db = openWithBatchReader(&reader);
   char zOut[128];
-  memset(&reader, 0, sizeof(reader));
-  reader.db = db;
   exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);"
            "CREATE TEMP TRIGGER t_ai AFTER INSERT ON t BEGIN"
            "  SELECT swift_callback('inserted', new.v, new.id, x'00ff', 1.5);"
@@ -626,10 +631,8 @@ static void readBatchText(void *pArg, int nEvent){
 }
 
 static void testBatchTextKeepsItsLength(void){
-  sqlite3 *db = openRegistered(0);
   BatchReader reader;
-  memset(&reader, 0, sizeof(reader));
-  reader.db = db;
+  sqlite3 *db = openWithBatchReader(&reader);
   sqlitetriggers_observe_after_commit_batch(db, "t", readBatchText, &reader, 0, 0);
   exec(db, "SELECT swift_callback('t', 'plain'), swift_callback('t', 'a' || char(0) || 'b'),"
            " swift_callback('t', '')");
@@ -640,10 +643,8 @@ static void testBatchTextKeepsItsLength(void){
 }
 
 static void testBatchObserverWritesMakeTheNextRound(void){
-  sqlite3 *db = openRegistered(0);
   BatchReader reader;
-  memset(&reader, 0, sizeof(reader));
-  reader.db = db;
+  sqlite3 *db = openWithBatchReader(&reader);
   reader.zWrite = "INSERT INTO t(v) VALUES ('from the observer')";
   exec(db, schema);
   sqlitetriggers_observe_after_commit_batch(db, "inserted", readBatch, &reader,
