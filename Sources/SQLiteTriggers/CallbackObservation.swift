@@ -34,7 +34,7 @@ public final class CallbackObservation: Sendable {
     /// ```swift
     /// if observation.isCancelled { print("no longer observing") }
     /// ```
-    public var isCancelled: Bool { box.cancellation.isSet }
+    public var isCancelled: Bool { cancellation.isSet }
 
     /// Set when the observation is cancelled or released.
     package var cancellation: CancellationFlag { box.cancellation }

@@ -150,15 +150,13 @@ if !changeFeedsOnly {
         queue.inDatabase { db in db.add(function: function) }
         variants.append(Variant(name: "3. GRDB `DatabaseFunction` (peer)", queue: queue, counter: counter))
     }
-        do {
+    do {
         let queue = try makeQueue(trigger: nil)
         queue.add(transactionObserver: rowObserver)
         variants.append(Variant(name: "4. GRDB `TransactionObserver.databaseDidChange` (peer)", queue: queue,
                                 counter: rowObserver.counter))
     }
-}
 
-if !changeFeedsOnly {
     for run in 1...runs {
         for index in variants.indices {
             let start = DispatchTime.now().uptimeNanoseconds
@@ -297,10 +295,7 @@ for (feedWrite, best) in zip(feedWrites, feedBest) {
 // update: old and new). Cursor over the table decoding records, less the
 // same cursor stepping rows alone.
 do {
-    try feedQueues.bare.write { db in try db.execute(sql: """
-        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(feedRows))
-        INSERT INTO items(title, updatedAt) SELECT 'Reminder number ' || i, '2024-01-01 00:00:00.000' FROM n
-        """) }
+    try feedQueues.bare.write(feedWrites[0].write)
     var best = (rows: Double.infinity, records: Double.infinity)
     for _ in 1...feedRuns {
         try feedQueues.bare.read { db in
