@@ -39,11 +39,11 @@ help:
 # assert()s on the event queue and savepoint marks are compiled in the
 # sanitizer and test builds, and out of the library users load.
 $(BUILD)/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
-	$(CC) -O2 -DNDEBUG $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
+	$(CC) -O2 -DNDEBUG $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread -ldl
 
 $(BUILD)/sanitize/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread
+	$(CC) $(SAN_FLAGS) $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread -ldl
 
 # The C tests link the sources as an application does: -DSQLITE_CORE
 # against the system libsqlite3.
@@ -51,11 +51,11 @@ C_TEST_SRC := $(wildcard Tests/c/*.c)
 C_TEST_FLAGS := -DSQLITE_CORE -Iext/include $(WARN) -Wno-unused-result
 
 $(BUILD)/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
-	$(CC) -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+	$(CC) -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
 $(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread
+	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
 # arm64: the C tests cross-compiled and run under qemu-user (Debian:
 # gcc-aarch64-linux-gnu, qemu-user, libsqlite3-dev:arm64; .ci/run installs
@@ -67,14 +67,14 @@ ARM64_BUILT := $(BUILD)/arm64/test_c $(BUILD)/arm64/seeded_stream $(BUILD)/seede
 $(BUILD)/arm64/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
 	$(ARM64_CC) -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) \
-	  -L$(ARM64_LIB) -lsqlite3 -lpthread
+	  -L$(ARM64_LIB) -lsqlite3 -lpthread -ldl
 
 $(BUILD)/arm64/seeded_stream: Tests/c/arm64/seeded_stream.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
-	$(ARM64_CC) -O2 $(C_TEST_FLAGS) -o $@ $< $(EXT_SRC) -L$(ARM64_LIB) -lsqlite3 -lpthread
+	$(ARM64_CC) -O2 $(C_TEST_FLAGS) -o $@ $< $(EXT_SRC) -L$(ARM64_LIB) -lsqlite3 -lpthread -ldl
 
 $(BUILD)/seeded_stream: Tests/c/arm64/seeded_stream.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
-	$(CC) -O2 $(C_TEST_FLAGS) -o $@ $< $(EXT_SRC) -lsqlite3 -lpthread
+	$(CC) -O2 $(C_TEST_FLAGS) -o $@ $< $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
 test-arm64: $(ARM64_BUILT)
 	@bash Tests/c/arm64/run.sh
@@ -86,7 +86,7 @@ I386_LIB := $(BUILD)/i386/usr/lib/i386-linux-gnu
 
 $(BUILD)/i386/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
-	$(CC) -m32 -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -L$(I386_LIB) -lsqlite3 -lpthread
+	$(CC) -m32 -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -L$(I386_LIB) -lsqlite3 -lpthread -ldl
 
 test-32bit: $(BUILD)/i386/test_c
 	@LD_LIBRARY_PATH=$(I386_LIB) $(BUILD)/i386/test_c
@@ -99,7 +99,7 @@ FUZZ_HARNESSES := $(patsubst Tests/fuzz/%.c,$(BUILD)/%,$(wildcard Tests/fuzz/fuz
 
 $(BUILD)/fuzz_%: Tests/fuzz/fuzz_%.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -fuse-ld=lld -DSQLITE_CORE -Iext/include -o $@ $< $(EXT_SRC) -lsqlite3 -lpthread
+	  -fuse-ld=lld -DSQLITE_CORE -Iext/include -o $@ $< $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
 fuzz: $(FUZZ_HARNESSES)
 	bash Tests/fuzz/run.sh $(FUZZ_SECONDS)
@@ -108,7 +108,7 @@ fuzz: $(FUZZ_HARNESSES)
 # configured before SQLite initializes; always with the sanitizers.
 $(BUILD)/test_oom: Tests/c/oom/test_oom.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ Tests/c/oom/test_oom.c $(EXT_SRC) \
-	  -lsqlite3 -lpthread
+	  -lsqlite3 -lpthread -ldl
 
 $(BUILD):
 	@mkdir -p $@
@@ -122,7 +122,7 @@ $(VENV)/.ready: | $(BUILD)
 
 $(BUILD)/bench_callback: Tests/bench/callback.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(CC) -O2 -DNDEBUG -DSQLITE_CORE -Iext/include $(WARN) -o $@ Tests/bench/callback.c \
-	  $(EXT_SRC) -lsqlite3 -lpthread
+	  $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
 bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
 	@swift build -c release --product sqlitetriggers-bench 2>&1 | tail -n 1

@@ -94,7 +94,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#define MAX_CALLBACK_ARGS 126
 #define DEFAULT_LOG_CAPACITY 1000
 #define NAME_ERROR \
   "swift_callback: the first argument must be the callback's name (text)"
@@ -182,39 +181,45 @@ static void *eventAlloc(EventChunk **ppCurrent, sqlite3_uint64 nByte,
   return pMem;
 }
 
-/* What storedEventCreate() reads of each argument, once. */
-typedef struct ArgView ArgView;
-struct ArgView { int eType; int nByte; const unsigned char *z; };
+/* Reads an argument once, into an ArgView; 0 when out of memory (a
+** text or blob that cannot be read). */
+int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue){
+  pView->eType = sqlite3_value_type(pValue);
+  pView->nByte = 0;
+  pView->z = 0;
+  switch( pView->eType ){
+    case SQLITE_INTEGER: pView->u.i = sqlite3_value_int64(pValue); break;
+    case SQLITE_FLOAT:   pView->u.r = sqlite3_value_double(pValue); break;
+    case SQLITE_TEXT:
+      /* Reading converts (and allocates) once. */
+      if( (pView->z = sqlite3_value_text(pValue))==0 ) return 0;
+      pView->nByte = sqlite3_value_bytes(pValue);
+      break;
+    case SQLITE_BLOB:
+      pView->nByte = sqlite3_value_bytes(pValue);
+      if( pView->nByte>0 && (pView->z = sqlite3_value_blob(pValue))==0 ) return 0;
+      break;
+    default:
+      pView->eType = SQLITE_NULL;
+  }
+  return 1;
+}
 
-/* A copy of the event, or NULL when out of memory (a text or blob that
-** cannot be read counts too).  nName is strlen(zName). */
+/* A copy of the event whose arguments aView describes, or NULL when out of
+** memory.  nName is strlen(zName). */
 static StoredEvent *storedEventCreate(EventChunk **ppCurrent,
                                       const char *zName, int nName, int nArg,
-                                      sqlite3_value **apArg){
-  ArgView aView[MAX_CALLBACK_ARGS];
+                                      const ArgView *aView){
   sqlite3_uint64 nByte;
   StoredEvent *pEv;
   EventChunk *pChunk;
   unsigned char *pData;
   int i;
-  assert( nArg>=0 && nArg<=MAX_CALLBACK_ARGS );
+  assert( nArg>=0 && nArg<=SQLITETRIGGERS_MAX_CALLBACK_ARGS );
   nByte = sizeof(StoredEvent) + nArg*sizeof(StoredArg) + nName + 1;
   for(i=0; i<nArg; i++){
-    ArgView *pView = &aView[i];
-    pView->eType = sqlite3_value_type(apArg[i]);
-    pView->nByte = 0;
-    pView->z = 0;
-    if( pView->eType==SQLITE_TEXT ){
-      /* Reading converts (and allocates) once. */
-      if( (pView->z = sqlite3_value_text(apArg[i]))==0 ) return 0;
-      pView->nByte = sqlite3_value_bytes(apArg[i]);
-      nByte += (sqlite3_uint64)pView->nByte + 1;
-    }else if( pView->eType==SQLITE_BLOB ){
-      pView->nByte = sqlite3_value_bytes(apArg[i]);
-      if( pView->nByte>0
-       && (pView->z = sqlite3_value_blob(apArg[i]))==0 ) return 0;
-      nByte += (sqlite3_uint64)pView->nByte;
-    }
+    if( aView[i].eType==SQLITE_TEXT ) nByte += (sqlite3_uint64)aView[i].nByte + 1;
+    else if( aView[i].eType==SQLITE_BLOB ) nByte += (sqlite3_uint64)aView[i].nByte;
   }
   pEv = eventAlloc(ppCurrent, nByte, &pChunk);
   if( pEv==0 ) return 0;
@@ -233,8 +238,8 @@ static StoredEvent *storedEventCreate(EventChunk **ppCurrent,
     pArg->eType = pView->eType;
     pArg->nByte = pView->nByte;
     switch( pView->eType ){
-      case SQLITE_INTEGER: pArg->u.i = sqlite3_value_int64(apArg[i]); break;
-      case SQLITE_FLOAT:   pArg->u.r = sqlite3_value_double(apArg[i]); break;
+      case SQLITE_INTEGER: pArg->u.i = pView->u.i; break;
+      case SQLITE_FLOAT:   pArg->u.r = pView->u.r; break;
       case SQLITE_TEXT:
         memcpy(pData, pView->z, pView->nByte + 1);
         pArg->u.z = pData;
@@ -355,6 +360,8 @@ struct CallbackState {
   SavepointMark *aMark;
   int nMark, nMarkAlloc;
   int isEnlisted;             /* xBegin seen, no xCommit/xRollback yet */
+  sqlite3_int64 iTransaction; /* transactions ended so far */
+  char zSpoiledBy[128];       /* a captured table whose change was lost */
   int isEnlisting;            /* our own INSERT is running */
   EventList queue;            /* committed, not yet delivered */
   int isDelivering;
@@ -545,6 +552,8 @@ static void transactionEnd(CallbackState *pState){
   eventListTruncate(&pState->pending, 0);
   pState->nMark = 0;
   pState->isEnlisted = 0;
+  pState->zSpoiledBy[0] = 0;
+  pState->iTransaction++;
 }
 
 /* Make room for n events to commit: in the log, and in the queue when an
@@ -913,6 +922,24 @@ static int pendingBegin(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 static int pendingSync(sqlite3_vtab *pVtab){
+  EventTable *pTab = (EventTable*)pVtab;
+  CallbackState *pState = tableState(pVtab);
+  char *zErr = 0;
+  int rc = SQLITE_OK;
+  /* A transaction whose capture lost a change cannot commit
+  ** (change_capture.c), nor one during which its hook was taken. */
+  if( pState->zSpoiledBy[0] ){
+    zErr = sqlite3_mprintf("change capture of \"%s\": a change could not be "
+                           "recorded (out of memory), so this transaction cannot "
+                           "commit without its feed losing it", pState->zSpoiledBy);
+    rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_capture_sync(pTab->p, &zErr);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(pVtab->zErrMsg);
+    pVtab->zErrMsg = zErr;
+    return rc;
+  }
   return transactionSync(tableState(pVtab));
 }
 static int pendingCommit(sqlite3_vtab *pVtab){
@@ -978,7 +1005,7 @@ static int batchConnect(sqlite3 *db, void *pAux, int argc,
   int i, rc;
   (void)argc; (void)argv; (void)pzErr;
   sqlite3_str_appendall(pDecl, "CREATE TABLE x(seq INTEGER, name TEXT, argc INTEGER");
-  for(i=1; i<=MAX_CALLBACK_ARGS; i++) sqlite3_str_appendf(pDecl, ", arg%d", i);
+  for(i=1; i<=SQLITETRIGGERS_MAX_CALLBACK_ARGS; i++) sqlite3_str_appendf(pDecl, ", arg%d", i);
   sqlite3_str_appendall(pDecl, ")");
   zDecl = sqlite3_str_finish(pDecl);
   if( zDecl==0 ) return SQLITE_NOMEM;
@@ -1163,6 +1190,43 @@ static int enlist(sqlite3_context *ctx, Connection *p){
   return rc;
 }
 
+/* Once per transaction: ATTACH, the only way a new file's schema comes in,
+** is impossible inside one. */
+int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p,
+                                 const char *zFunc){
+  if( p->pCallbacks->isEnlisted ) return 1;
+  return sqlitetriggers_schema_guard_call(ctx, zFunc) && enlist(ctx, p)==SQLITE_OK;
+}
+
+int sqlitetriggers_callback_is_enlisted(Connection *p){
+  return p->pCallbacks->isEnlisted;
+}
+
+sqlite3_int64 sqlitetriggers_callback_transaction(Connection *p){
+  return p->pCallbacks->iTransaction;
+}
+
+/* A captured change of zTable was lost: the transaction must not commit. */
+void sqlitetriggers_callback_spoil(Connection *p, const char *zTable){
+  CallbackState *pState = p->pCallbacks;
+  sqlite3_snprintf((int)sizeof(pState->zSpoiledBy), pState->zSpoiledBy, "%s", zTable);
+  if( pState->zSpoiledBy[0]==0 ) memcpy(pState->zSpoiledBy, "?", 2);
+}
+
+/* Keeps a captured change with the open transaction (the caller checked
+** that it is enlisted); SQLITE_NOMEM when out of memory. */
+int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
+                                   int nArg, const ArgView *aView){
+  CallbackState *pState = p->pCallbacks;
+  StoredEvent *pEv;
+  assert( pState->isEnlisted );
+  if( eventListReserve(&pState->pending, 1)!=SQLITE_OK ) return SQLITE_NOMEM;
+  pEv = storedEventCreate(&pState->pChunk, zName, nName, nArg, aView);
+  if( pEv==0 ) return SQLITE_NOMEM;
+  pState->pending.a[pState->pending.n++] = pEv;
+  return SQLITE_OK;
+}
+
 static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
@@ -1174,7 +1238,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
     sqlite3_result_error(ctx, NAME_ERROR, -1);
     return;
   }
-  if( argc-1>MAX_CALLBACK_ARGS ){
+  if( argc-1>SQLITETRIGGERS_MAX_CALLBACK_ARGS ){
     sqlite3_result_error(ctx, "swift_callback: at most 126 arguments may "
                               "follow the name", -1);
     return;
@@ -1190,18 +1254,22 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               "a NUL character", -1);
     return;
   }
-  /* Once per transaction: ATTACH, the only way a new file's schema comes
-  ** in, is impossible inside one. */
-  if( !pState->isEnlisted
-   && (!sqlitetriggers_schema_guard_call(ctx, "swift_callback")
-       || enlist(ctx, p)!=SQLITE_OK) ){
-    return;
-  }
+  if( !sqlitetriggers_callback_join(ctx, p, "swift_callback") ) return;
   /* The copy the log and after-commit observers keep is what immediate
   ** observers read too: stored arguments are read faster than SQLite's
   ** values.  It joins the transaction's events only after them, so that
   ** events their own statements fire come first, as they happened. */
-  pEv = storedEventCreate(&pState->pChunk, zName, nName, argc - 1, argv + 1);
+  {
+    ArgView aView[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
+    int i;
+    for(i=1; i<argc; i++){
+      if( !sqlitetriggers_arg_view_read(&aView[i-1], argv[i]) ){
+        sqlite3_result_error_nomem(ctx);
+        return;
+      }
+    }
+    pEv = storedEventCreate(&pState->pChunk, zName, nName, argc - 1, aView);
+  }
   if( pEv==0 ){
     sqlite3_result_error_nomem(ctx);
     return;

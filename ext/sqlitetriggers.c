@@ -76,6 +76,7 @@ static Connection *connectionCreate(sqlite3 *db){
 }
 
 static void connectionFree(Connection *p){
+  sqlitetriggers_capture_free(p);
   sqlitetriggers_callback_state_free(p->pCallbacks);
   sqlitetriggers_time_helper_free(p->pTimeHelper);
   sqlite3_free(p->zGuardedSignature);
@@ -96,6 +97,7 @@ void sqlitetriggers_connection_release(void *pArg){
     if( *pp==p ){ *pp = p->pNext; break; }
   }
   pthread_mutex_unlock(&liveConnectionsMutex);
+  sqlitetriggers_capture_unhook(p);
   p->db = 0;
   if( p->nHold==0 ) connectionFree(p);
 }
@@ -221,7 +223,7 @@ static void seedRandomFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 }
 
 int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
-  Connection *p;
+  Connection *p, *pOld;
   char *zErr = 0;
   int rc;
   if( pzErrMsg ) *pzErrMsg = 0;
@@ -232,8 +234,11 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
     if( pzErrMsg ) *pzErrMsg = zErr; else sqlite3_free(zErr);
     return rc;
   }
+  pOld = sqlitetriggers_connection_find(db);
   p = connectionCreate(db);
   if( p==0 ) return SQLITE_NOMEM;
+  /* The hook must never point at the state that registration replaces. */
+  sqlitetriggers_capture_take_over(p, pOld);
   p->nRef = 1;                  /* held until the end of this function */
   rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_pin_clock", -1,
                                 SQLITE_DIRECTONLY, p, pinClockFunc);

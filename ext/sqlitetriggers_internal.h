@@ -66,8 +66,9 @@ static inline void randomPoolBytes(RandomPool *pPool, unsigned char *aOut,
   pPool->iNext += n;
 }
 
-/* callback.c and time.c keep their state private. */
+/* callback.c, time.c and change_capture.c keep their state private. */
 typedef struct CallbackState CallbackState;
+typedef struct CaptureState CaptureState;
 typedef struct TimeHelper TimeHelper;
 
 /* The per-connection state behind every SQL function. */
@@ -88,6 +89,7 @@ struct Connection {
   CallbackState *pCallbacks;  /* swift_callback() events and observers */
   TimeHelper *pTimeHelper;    /* time.c's julianday() connection, or NULL */
   char *zGuardedSignature;    /* schema_guard.c: the schema last found safe */
+  CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   Connection *pNext;          /* registry of live connections */
 };
 
@@ -112,6 +114,23 @@ int sqlitetriggers_register_time_functions(sqlite3 *db, Connection *p);
 void sqlitetriggers_time_helper_free(TimeHelper *pHelper);
 
 /* callback.c */
+#define SQLITETRIGGERS_MAX_CALLBACK_ARGS 126
+/* One argument of an event, as read once: from an sqlite3_value
+** (sqlitetriggers_arg_view_read) or set directly. */
+typedef struct ArgView ArgView;
+struct ArgView {
+  int eType;                  /* SQLITE_INTEGER, ... SQLITE_NULL */
+  int nByte;                  /* text or blob length */
+  const unsigned char *z;     /* text (NUL-terminated) or blob bytes */
+  union { sqlite3_int64 i; double r; } u;
+};
+int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue);
+int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p, const char *zFunc);
+int sqlitetriggers_callback_is_enlisted(Connection *p);
+sqlite3_int64 sqlitetriggers_callback_transaction(Connection *p);
+void sqlitetriggers_callback_spoil(Connection *p, const char *zTable);
+int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
+                                   int nArg, const ArgView *aView);
 CallbackState *sqlitetriggers_callback_state_create(void);
 void sqlitetriggers_callback_state_free(CallbackState *pState);
 int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p);
@@ -123,6 +142,16 @@ int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 
 /* uuid.c */
 int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);
+
+/* change_capture.c */
+int sqlitetriggers_capture_sync(Connection *p, char **pzErr);
+void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld);
+void sqlitetriggers_capture_unhook(Connection *p);
+void sqlitetriggers_capture_free(Connection *p);
+int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOnly,
+                                 char **pzCanonical, char **pzErr);
+void sqlitetriggers_capture_forget(Connection *p, const char *zTable);
+int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p);
 
 /* change_feed.c */
 int sqlitetriggers_register_change_feed_functions(sqlite3 *db, Connection *p);

@@ -1,32 +1,88 @@
-"""sqlitetriggers_change_feed() in a Python host: apsw's newer SQLite
-loads the library, installs a table's change feed from SQL, and reads each
-committed change back from swift_callback_log, with its values, in order,
-never for a rollback.
+"""sqlitetriggers_change_feed() in Python hosts.
+
+Python's own sqlite3 module links the system libsqlite3, which exports the
+preupdate hook: the library loads there, installs a table's change feed from
+SQL, and each committed change reads back from swift_callback_log, exact,
+in order, REPLACE's deletions included, never for a rollback.  apsw's wheels
+link their SQLite into the module with hidden symbols: there the feed must
+refuse, naming the cause, and install nothing.
 """
 import json
-
-import apsw
+import os
+import sqlite3
+import subprocess
+import sys
 
 from checks import check, library_path
 
+# Debian's own interpreter: its sqlite3 module can load extensions, where
+# the venv's (pyenv's build) cannot.
+SYSTEM_PYTHON = "/usr/bin/python3"
 
-def run():
-    connection = apsw.Connection(":memory:")
+
+def stdlib_log(library):
+    """Runs in SYSTEM_PYTHON: the feed's log as JSON on stdout."""
+    connection = sqlite3.connect(":memory:", isolation_level=None)
     connection.enable_load_extension(True)
-    connection.load_extension(library_path(), "sqlite3_sqlitetriggers_init")
-    cursor = connection.cursor()
-    cursor.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT, score REAL)")
-    installed = cursor.execute("SELECT sqlitetriggers_change_feed('notes')").fetchone()[0]
-    cursor.execute("INSERT INTO notes(body, score) VALUES ('a', 1.5)")
-    cursor.execute("BEGIN; UPDATE notes SET body = 'rolled back'; ROLLBACK;")
-    cursor.execute("UPDATE notes SET body = 'b'")
-    cursor.execute("DELETE FROM notes")
-    logged = [(name, json.loads(args)) for name, args in
-              cursor.execute("SELECT name, args FROM swift_callback_log ORDER BY seq")]
+    connection.load_extension(library)
+    connection.execute("PRAGMA recursive_triggers = OFF")
+    connection.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT UNIQUE, score REAL)")
+    installed = connection.execute("SELECT sqlitetriggers_change_feed('notes')").fetchone()[0]
+    connection.execute("INSERT INTO notes(body, score) VALUES ('a', 1.5)")
+    connection.executescript("BEGIN; UPDATE notes SET body = 'rolled back'; ROLLBACK;")
+    connection.execute("UPDATE notes SET body = 'b'")
+    connection.execute("INSERT OR REPLACE INTO notes(id, body) VALUES (2, 'b')")
+    connection.execute("DELETE FROM notes")
+    logged = [[name, json.loads(args)] for name, args in
+              connection.execute("SELECT name, args FROM swift_callback_log ORDER BY seq")]
+    print(json.dumps({"installed": installed, "logged": logged}))
+
+
+def run_stdlib():
+    result = subprocess.run([SYSTEM_PYTHON, __file__, "--stdlib", os.path.abspath(library_path())],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        check("Python's sqlite3 reads a table's committed changes", [result.stderr.strip()], 1)
+        return
+    output = json.loads(result.stdout)
+    installed, logged = output["installed"], [tuple(entry) for entry in output["logged"]]
     expected = [
         ("sqlitetriggers.changes.notes", ["insert", 1, 1, "a", 1.5]),
         ("sqlitetriggers.changes.notes", ["update", 1, 1, "a", 1.5, 1, 1, "b", 1.5]),
         ("sqlitetriggers.changes.notes", ["delete", 1, 1, "b", 1.5]),
+        ("sqlitetriggers.changes.notes", ["insert", 2, 2, "b", None]),
+        ("sqlitetriggers.changes.notes", ["delete", 2, 2, "b", None]),
     ]
     mismatches = [] if (installed, logged) == (3, expected) else [f"installed {installed}, logged {logged}"]
-    check("a Python host reads a table's committed changes from the change feed", mismatches, len(expected))
+    check("Python's sqlite3 reads a table's committed changes, REPLACE's deletion included", mismatches,
+          len(expected))
+
+
+def run_apsw():
+    import apsw
+    connection = apsw.Connection(":memory:")
+    connection.enable_load_extension(True)
+    connection.load_extension(library_path(), "sqlite3_sqlitetriggers_init")
+    cursor = connection.cursor()
+    cursor.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)")
+    try:
+        cursor.execute("SELECT sqlitetriggers_change_feed('notes')")
+        message = None
+    except apsw.SQLError as error:
+        message = str(error)
+    triggers = cursor.execute("SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'").fetchone()[0]
+    mismatches = []
+    if message is None or "preupdate hook" not in message or "sqlitetriggers_change_feed" not in message:
+        mismatches.append(f"apsw: expected a refusal naming the preupdate hook, got {message!r}")
+    if triggers != 0:
+        mismatches.append(f"apsw: {triggers} triggers installed by a refused feed")
+    check("a host that hides the preupdate hook (apsw) refuses feeds loudly, installing nothing", mismatches, 2)
+
+
+def run():
+    run_stdlib()
+    run_apsw()
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--stdlib"]:
+    stdlib_log(sys.argv[2])

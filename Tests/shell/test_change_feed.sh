@@ -40,13 +40,25 @@ $LOG" \
 1 sqlitetriggers.changes.k [\"insert\",1,1,\"x\"]
 2 sqlitetriggers.changes.k [\"update\",1,1,\"x\",1,1,\"x\"]"
 
-check "a WITHOUT ROWID table gives NULL rowids; generated columns are read" \
-  "CREATE TABLE w(k TEXT PRIMARY KEY, v INT, twice INT AS (v * 2)) WITHOUT ROWID;
+check "a WITHOUT ROWID table gives NULL rowids" \
+  "CREATE TABLE w(k TEXT PRIMARY KEY, v INT) WITHOUT ROWID;
 SELECT sqlitetriggers_change_feed('w');
 INSERT INTO w(k, v) VALUES ('x', 21);
 $LOG" \
   "3
-1 sqlitetriggers.changes.w [\"insert\",null,\"x\",21,42]"
+1 sqlitetriggers.changes.w [\"insert\",null,\"x\",21]"
+
+check "generated columns: 'rows' is refused with nothing installed, 'keys' works" \
+  "CREATE TABLE w(k TEXT PRIMARY KEY, v INT, twice INT AS (v * 2)) WITHOUT ROWID;
+SELECT sqlitetriggers_change_feed('w');
+SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger';
+SELECT sqlitetriggers_change_feed('w', 'keys');
+INSERT INTO w(k, v) VALUES ('x', 21);
+$LOG" \
+  "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"w\": the table has generated columns, whose values SQLite's preupdate hook does not give: capture it in 'keys' mode
+0
+3
+1 sqlitetriggers.changes.w [\"insert\",null,\"x\"]"
 
 check "calling again after a column was added rebuilds the triggers" \
   "$T
@@ -81,19 +93,197 @@ $LOG" \
   "3
 1 sqlitetriggers.changes.we\"ird [\"insert\",1,\"it's\",1]"
 
-check "INSERT OR REPLACE: the replaced row is reported only with recursive_triggers" \
+for recursive in OFF ON; do
+check "INSERT OR REPLACE reports the replaced row (recursive_triggers $recursive)" \
   "$T
+PRAGMA recursive_triggers = $recursive;
 SELECT sqlitetriggers_change_feed('t');
 INSERT INTO t(id, v) VALUES (1, 'a');
 INSERT OR REPLACE INTO t(id, v) VALUES (1, 'b');
-PRAGMA recursive_triggers = ON;
-INSERT OR REPLACE INTO t(id, v) VALUES (1, 'c');
 $LOG" \
   "3
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
-2 sqlitetriggers.changes.t [\"insert\",1,1,\"b\",null]
-3 sqlitetriggers.changes.t [\"delete\",1,1,\"b\",null]
-4 sqlitetriggers.changes.t [\"insert\",1,1,\"c\",null]"
+2 sqlitetriggers.changes.t [\"delete\",1,1,\"a\",null]
+3 sqlitetriggers.changes.t [\"insert\",1,1,\"b\",null]"
+
+check "UPDATE OR REPLACE over a UNIQUE column reports the deleted row (recursive_triggers $recursive)" \
+  "PRAGMA recursive_triggers = $recursive;
+CREATE TABLE tags(id INTEGER PRIMARY KEY, name TEXT UNIQUE COLLATE NOCASE);
+SELECT sqlitetriggers_change_feed('tags');
+INSERT INTO tags VALUES (2, 'errands'), (8, 'HOME');
+UPDATE OR REPLACE tags SET name = 'home' WHERE id = 2;
+INSERT OR REPLACE INTO tags VALUES (5, 'Errands');
+SELECT seq || ' ' || args FROM swift_callback_log WHERE seq > 2;
+SELECT group_concat(id || name, ' ') FROM tags;" \
+  "3
+3 [\"delete\",8,8,\"HOME\"]
+4 [\"update\",2,2,\"errands\",2,2,\"home\"]
+5 [\"insert\",5,5,\"Errands\"]
+2home 5Errands"
+
+check "another trigger rewriting the row: the changes come in the order they happened (recursive_triggers $recursive)" \
+  "PRAGMA recursive_triggers = $recursive;
+CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT, archivedAt TEXT);
+CREATE TABLE reminders(id INTEGER PRIMARY KEY); CREATE TABLE tags(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_change_feed('lists'); SELECT sqlitetriggers_change_feed('reminders'); SELECT sqlitetriggers_change_feed('tags');
+CREATE TEMP TRIGGER listTouch AFTER UPDATE ON main.lists WHEN new.archivedAt IS old.archivedAt
+BEGIN UPDATE lists SET archivedAt = 'touched' WHERE rowid = new.rowid AND archivedAt IS NOT 'touched'; END;
+CREATE TEMP TRIGGER listStamp AFTER INSERT ON main.lists BEGIN UPDATE lists SET title = title || '!' WHERE rowid = new.rowid; END;
+INSERT INTO lists(id, title) VALUES (1, 'Inbox'); UPDATE lists SET title = 'Home';
+SELECT seq || ' ' || args FROM swift_callback_log;
+SELECT * FROM lists;" \
+  "3
+3
+3
+1 [\"insert\",1,1,\"Inbox\",null]
+2 [\"update\",1,1,\"Inbox\",null,1,1,\"Inbox!\",null]
+3 [\"update\",1,1,\"Inbox!\",null,1,1,\"Inbox!\",\"touched\"]
+4 [\"update\",1,1,\"Inbox!\",\"touched\",1,1,\"Home\",\"touched\"]
+1|Home|touched"
+
+check "a foreign-key action rewriting the row, self-referencing ON UPDATE CASCADE (recursive_triggers $recursive)" \
+  "PRAGMA recursive_triggers = $recursive;
+PRAGMA foreign_keys = ON;
+CREATE TABLE n(id TEXT PRIMARY KEY, parentId TEXT REFERENCES n(id) ON UPDATE CASCADE);
+SELECT sqlitetriggers_change_feed('n'); INSERT INTO n VALUES ('a', 'a'); UPDATE n SET id = 'b' WHERE id = 'a';
+SELECT seq || ' ' || args FROM swift_callback_log;
+SELECT * FROM n;" \
+  "3
+1 [\"insert\",1,\"a\",\"a\"]
+2 [\"update\",1,\"a\",\"a\",1,\"b\",\"a\"]
+3 [\"update\",1,\"b\",\"a\",1,\"b\",\"b\"]
+b|b"
+
+check "foreign-key actions on another table: CASCADE, SET NULL, SET DEFAULT (recursive_triggers $recursive)" \
+  "PRAGMA recursive_triggers = $recursive;
+PRAGMA foreign_keys = ON;
+CREATE TABLE p(id INTEGER PRIMARY KEY);
+CREATE TABLE c(id INTEGER PRIMARY KEY, a INT REFERENCES p ON DELETE CASCADE,
+  b INT REFERENCES p ON DELETE SET NULL, d INT DEFAULT 0 REFERENCES p ON DELETE SET DEFAULT);
+SELECT sqlitetriggers_change_feed('c');
+INSERT INTO p VALUES (0), (1), (2);
+INSERT INTO c VALUES (10, 1, 2, 2), (11, 2, 1, 1);
+DELETE FROM p WHERE id = 2;
+SELECT seq || ' ' || args FROM swift_callback_log WHERE seq > 2;" \
+  "3
+3 [\"update\",10,10,1,2,2,10,10,1,2,0]
+4 [\"update\",10,10,1,2,0,10,10,1,null,0]
+5 [\"delete\",11,11,2,1,1]"
+
+check "REPLACE deleting a row that cascades to a captured child (recursive_triggers $recursive)" \
+  "PRAGMA recursive_triggers = $recursive;
+PRAGMA foreign_keys = ON;
+CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+CREATE TABLE c(id INTEGER PRIMARY KEY, pid INT REFERENCES p ON DELETE CASCADE);
+SELECT sqlitetriggers_change_feed('p'); SELECT sqlitetriggers_change_feed('c');
+INSERT INTO p VALUES (1, 'x'); INSERT INTO c VALUES (7, 1);
+INSERT OR REPLACE INTO p VALUES (2, 'x');
+SELECT seq || ' ' || name || ' ' || args FROM swift_callback_log WHERE seq > 2;" \
+  "3
+3
+3 sqlitetriggers.changes.p [\"delete\",1,1,\"x\"]
+4 sqlitetriggers.changes.c [\"delete\",7,7,1]
+5 sqlitetriggers.changes.p [\"insert\",2,2,\"x\"]"
+
+check "upserts: DO UPDATE and DO NOTHING (recursive_triggers $recursive)" \
+  "$T
+PRAGMA recursive_triggers = $recursive;
+SELECT sqlitetriggers_change_feed('t');
+INSERT INTO t(id, v, n) VALUES (1, 'a', 1);
+INSERT INTO t(id, v, n) VALUES (2, 'a', 5) ON CONFLICT(v) DO UPDATE SET n = n + excluded.n;
+INSERT INTO t(id, v, n) VALUES (3, 'a', 5) ON CONFLICT DO NOTHING;
+$LOG" \
+  "3
+1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",1]
+2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",1,1,1,\"a\",6]"
+
+check "a failing statement in a transaction drops its changes, the rest commit (recursive_triggers $recursive)" \
+  "$T
+PRAGMA recursive_triggers = $recursive;
+CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.t WHEN new.v = 'bad' BEGIN SELECT RAISE(ABORT, 'no'); END;
+SELECT sqlitetriggers_change_feed('t');
+BEGIN;
+INSERT INTO t(v) VALUES ('a');
+INSERT INTO t(v) VALUES ('b'), ('bad');
+UPDATE t SET n = 1;
+COMMIT;
+$LOG" \
+  "3
+Runtime error near line 8: no (19)
+1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
+2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",null,1,1,\"a\",1]"
+done
+
+check "a table too wide for an event is refused with nothing installed; 'keys' works" \
+  "CREATE TABLE wide(c1 INTEGER PRIMARY KEY, c2,c3,c4,c5,c6,c7,c8,c9,c10,c11,c12,c13,c14,c15,c16,c17,c18,c19,c20,c21,c22,c23,c24,c25,c26,c27,c28,c29,c30,c31,c32,c33,c34,c35,c36,c37,c38,c39,c40,c41,c42,c43,c44,c45,c46,c47,c48,c49,c50,c51,c52,c53,c54,c55,c56,c57,c58,c59,c60,c61,c62);
+SELECT sqlitetriggers_change_feed('wide');
+SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger';
+SELECT sqlitetriggers_change_feed('wide', 'keys');
+INSERT INTO wide(c1, c62) VALUES (1, 'x');
+$LOG" \
+  "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"wide\": the table has 62 columns, and an event carries at most 61: capture it in 'keys' mode
+0
+3
+1 sqlitetriggers.changes.wide [\"insert\",1,1]"
+
+check "DROP COLUMN and ADD COLUMN work with a feed installed; events follow the new schema" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, gone TEXT);
+SELECT sqlitetriggers_change_feed('t');
+ALTER TABLE t DROP COLUMN gone;
+INSERT INTO t(v) VALUES ('a');
+ALTER TABLE t ADD COLUMN extra TEXT;
+UPDATE t SET v = 'b', extra = 'e';
+$LOG" \
+  "3
+1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\"]
+2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",null,1,1,\"b\",\"e\"]"
+
+check "after RENAME TO, the next write fails naming the feed and the remedy, and changes nothing" \
+  "$T
+SELECT sqlitetriggers_change_feed('t');
+ALTER TABLE t RENAME TO u;
+INSERT INTO u(v) VALUES ('a');
+SELECT count(*) FROM u;
+SELECT sqlitetriggers_change_feed('t', 'off');
+SELECT sqlitetriggers_change_feed('u');
+INSERT INTO u(v) VALUES ('a');
+$LOG" \
+  "3
+Runtime error near line 5: change capture of \"t\": no such table in the main schema: renamed? Call sqlitetriggers_change_feed(old name, 'off'), then install the feed under the new name
+0
+0
+3
+1 sqlitetriggers.changes.u [\"insert\",1,1,\"a\",null]"
+
+check "the table name is matched as SQLite matches it, and events use the stored spelling" \
+  "CREATE TABLE Lists(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_change_feed('LISTS');
+INSERT INTO lists VALUES (1);
+SELECT name FROM swift_callback_log;" \
+  "3
+sqlitetriggers.changes.Lists"
+
+check "triggers dropped by hand: the lost changes are reported by the next capture" \
+  "$T
+SELECT sqlitetriggers_change_feed('t');
+INSERT INTO t(v) VALUES ('a');
+DROP TRIGGER temp.sqlitetriggers_changes_t_insert;
+INSERT INTO t(v) VALUES ('b');
+UPDATE t SET n = 1 WHERE v = 'a';
+SELECT count(*) FROM swift_callback_log;" \
+  "3
+Runtime error near line 7: change capture of \"t\": 1 changes were made while its triggers were missing (dropped by hand?) and were not recorded
+1"
+
+check "sqlitetriggers_change_feed_sql gives the statements the installer runs" \
+  "$T
+SELECT sqlitetriggers_change_feed_sql('t', 'keys');
+SELECT sqlitetriggers_change_feed_sql('t', 'off');" \
+  "CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_insert\" BEFORE INSERT ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys'); END;
+CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_update\" BEFORE UPDATE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys'); END;
+CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_delete\" BEFORE DELETE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys'); END;
+
+Runtime error near line 4: sqlitetriggers_change_feed_sql: MODE is 'rows' or 'keys'"
 
 check "mistakes are errors that name the function" \
   "$T

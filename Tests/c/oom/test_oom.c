@@ -341,6 +341,124 @@ static void runCallbacks(long iAt, int persistent){
   endRun();
 }
 
+/* ---- scenario 3: change capture (the preupdate hook) ------------------- */
+
+/* A replica of t(id, v), kept from delivered changes alone. */
+#define REPLICA_SIZE 128
+typedef struct Replica {
+  char azValue[REPLICA_SIZE][16];   /* by id; "" when absent */
+  int nBadShape;
+} Replica;
+
+static void applyChange(void *pArg, const sqlitetriggers_event *pEvent){
+  Replica *p = (Replica*)pArg;
+  const char *zKind = (const char*)sqlitetriggers_event_text(pEvent, 0);
+  int nArg = sqlitetriggers_event_argc(pEvent), iNew = nArg==7 ? 4 : 1;
+  sqlite3_int64 iOld = sqlitetriggers_event_int64(pEvent, 2);
+  sqlite3_int64 iId = sqlitetriggers_event_int64(pEvent, iNew + 1);
+  const unsigned char *zValue = sqlitetriggers_event_text(pEvent, iNew + 2);
+  if( zKind==0 || iOld<0 || iOld>=REPLICA_SIZE || iId<0 || iId>=REPLICA_SIZE
+   || (strcmp(zKind, "delete")!=0 && zValue==0) ){
+    p->nBadShape++;
+    return;
+  }
+  if( strcmp(zKind, "insert")!=0 ) p->azValue[iOld][0] = 0;
+  if( strcmp(zKind, "delete")!=0 ){
+    snprintf(p->azValue[iId], sizeof(p->azValue[iId]), "%s", (const char*)zValue);
+  }
+}
+
+static const char *const aCaptureSql[] = {
+  "INSERT INTO t(id, v) VALUES (1, 'a'), (2, 'b')",
+  "BEGIN",
+  "INSERT OR REPLACE INTO t(id, v) VALUES (3, 'a')",
+  "SAVEPOINT s1",
+  "UPDATE t SET v = v || '!'",
+  "ROLLBACK TO s1",
+  "UPDATE OR REPLACE t SET v = 'b' WHERE id = 3",
+  "INSERT INTO t(id, v) VALUES (4, 'b')",       /* fails: UNIQUE */
+  "COMMIT",
+  "BEGIN",
+  "DELETE FROM t",
+  "ROLLBACK",
+  "WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 60)"
+  "  INSERT INTO t(id, v) SELECT i, 'h' || i FROM n",
+  "UPDATE t SET v = v || 'x' WHERE id % 3 = 0",
+};
+#define N_CAPTURE_SQL (int)(sizeof(aCaptureSql)/sizeof(aCaptureSql[0]))
+
+static void runCapture(long iAt, int persistent){
+  sqlite3 *db = openRegistered();
+  Replica replica;
+  char zTable[4096], zReplica[4096];
+  int i, hasFailed = 0;
+  size_t n = 0;
+  memset(&replica, 0, sizeof(replica));
+  if( sqlite3_exec(db, "PRAGMA recursive_triggers = OFF;"
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);", 0, 0, 0)!=SQLITE_OK
+   || sqlitetriggers_observe_after_commit(db, "sqlitetriggers.changes.t", applyChange,
+                                          &replica, 0, 0)!=SQLITE_OK ){
+    fprintf(stderr, "oom: cannot set up: %s\n", sqlite3_errmsg(db));
+    exit(2);
+  }
+  arm(iAt, persistent);
+  /* Installing may fail for memory too, leaving no trigger, some, or (when
+  ** the statement failed after the function) all: then a write is either
+  ** refused naming the cause, or seen exactly as the table has it. */
+  if( run(db, "SELECT sqlitetriggers_change_feed('t')", 0)!=SQLITE_OK ){
+    int rc;
+    disarm();
+    run(db, "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'", zTable);
+    rc = sqlite3_exec(db, "INSERT INTO t(id, v) VALUES (1, 'x')", 0, 0, 0);
+    sqlitetriggers_deliver(db);
+    if( strcmp(zTable, "1")==0 || strcmp(zTable, "2")==0 ){
+      expect(rc!=SQLITE_OK && strstr(sqlite3_errmsg(db), "triggers are missing")!=0,
+             "a partly installed feed refuses writes, naming the cause", iAt, persistent);
+    }else{
+      expect(rc==SQLITE_OK && strcmp(replica.azValue[1], strcmp(zTable, "3")==0 ? "x" : "")==0,
+             "a feed installed whole sees the write, one not installed nothing", iAt, persistent);
+    }
+    sqlite3_close(db);
+    endRun();
+    return;
+  }
+  for(i=0; i<N_CAPTURE_SQL; i++){
+    int rc = run(db, aCaptureSql[i], 0);
+    sqlitetriggers_deliver(db);
+    if( rc!=SQLITE_OK && (rc & 0xff)!=SQLITE_CONSTRAINT && !hasFailed ){
+      hasFailed = 1;
+      expect(isMemoryFailure(db, rc) || iAt==0,
+             "a captured statement fails only for memory", iAt, persistent);
+      if( !isMemoryFailure(db, rc) && nFailed<=20 ){
+        printf("  %s\n  failed with %d: %s\n", aCaptureSql[i], rc, sqlite3_errmsg(db));
+      }
+    }
+  }
+  disarm();
+  if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+  sqlitetriggers_deliver(db);
+  run(db, "SELECT id || '=' || v FROM t ORDER BY id", zTable);
+  zReplica[0] = 0;
+  for(i=0; i<REPLICA_SIZE; i++){
+    if( replica.azValue[i][0]==0 ) continue;
+    n += snprintf(zReplica + n, sizeof(zReplica) - n, "%s%d=%s", n ? "\n" : "", i,
+                  replica.azValue[i]);
+  }
+  expect(replica.nBadShape==0, "captured changes are intact", iAt, persistent);
+  expect(strcmp(zTable, zReplica)==0, "the replica equals the table: nothing lost, "
+         "nothing rolled back", iAt, persistent);
+  if( strcmp(zTable, zReplica)!=0 && nFailed<=20 ){
+    printf("  table:   %s\n  replica: %s\n", zTable, zReplica);
+  }
+  {
+    int rc = sqlite3_exec(db, "INSERT INTO t(v) VALUES ('after')", 0, 0, 0);
+    expect(rc==SQLITE_OK, "the connection is usable afterwards", iAt, persistent);
+    if( rc!=SQLITE_OK && nFailed<3 ) printf("  %s\n", sqlite3_errmsg(db));
+  }
+  expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt, persistent);
+  endRun();
+}
+
 /* ---- the runner -------------------------------------------------------- */
 
 /* Runs xScenario with allocation 1, 2, ... failing until a run makes no
@@ -372,9 +490,11 @@ int main(void){
     long nPersistent = injectEverywhere(runFunctions, 1);
     long nCbTransient = injectEverywhere(runCallbacks, 0);
     long nCbPersistent = injectEverywhere(runCallbacks, 1);
-    printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs "
-           "(transient/persistent); each run counts as one check\n", nTransient, nPersistent,
-           nCbTransient, nCbPersistent);
+    long nCapTransient = injectEverywhere(runCapture, 0);
+    long nCapPersistent = injectEverywhere(runCapture, 1);
+    printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs, change capture "
+           "%ld/%ld runs (transient/persistent); each run counts as one check\n", nTransient,
+           nPersistent, nCbTransient, nCbPersistent, nCapTransient, nCapPersistent);
   }
   printf("oom: %d passed, %d failed\n", nPassed, nFailed);
   return nFailed ? 1 : 0;

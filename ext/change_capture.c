@@ -1,0 +1,555 @@
+/*
+** change_capture.c: every committed row change of chosen tables, exact,
+** read by SQLite's preupdate hook.  The change feeds of change_feed.c (SQL)
+** and of SQLiteTriggersGRDB (Swift) are built on it.
+**
+** WHY A HOOK AND NOT TRIGGERS
+**   An AFTER trigger's NEW is a snapshot taken when its row changed, and
+**   SQLite runs a table's triggers in an unspecified order: when another
+**   trigger or a foreign-key action rewrites the row first, a feed built
+**   from triggers reports values the table never ended with, out of order.
+**   And a row that REPLACE deletes fires no trigger at all while PRAGMA
+**   recursive_triggers is OFF.  The preupdate hook is called for each row
+**   change as SQLite makes it, with the row's values before and after, in
+**   the order the changes happen, for every write path: statements,
+**   triggers, foreign-key actions, REPLACE, upserts.  SQLite's session
+**   extension records its changesets with the same hook.
+**
+** THE EVENT FORMAT (written once; the Swift decoder reads the same)
+**   A change of main.T is an event named "sqlitetriggers.changes.T", T as
+**   sqlite_schema spells it, with these arguments:
+**     'insert', ROWID, V1 ... Vn
+**     'update', OLD ROWID, OLD V1 ... OLD Vn, NEW ROWID, NEW V1 ... NEW Vn
+**     'delete', ROWID, V1 ... Vn
+**   ROWID is NULL in a WITHOUT ROWID table.  V1 ... Vn are every column in
+**   table order (mode 'rows'), or the primary key's columns in key order
+**   (mode 'keys'; none for a table keyed by the rowid alone).  Events join
+**   the connection's swift_callback() events (callback.c): numbered at
+**   commit, in the log, delivered to after-commit and batch observers,
+**   dropped with the statement, savepoint or transaction that rolls back.
+**   Immediate observers do not see them: the hook cannot fail a statement.
+**
+** JOINING THE TRANSACTION
+**   The hook cannot run SQL, and an event must join the transaction that
+**   makes it (callback.c's virtual table, told of every savepoint, commit
+**   and rollback).  So each captured table has three TEMP triggers, BEFORE
+**   INSERT, UPDATE and DELETE, whose body is
+**     SELECT sqlitetriggers_change_capture('T', MODE)
+**   A BEFORE trigger of the table runs before any change of one of its
+**   rows (a foreign-key action and an upsert run the table's triggers too;
+**   REPLACE deletes only within a statement that fired one), so the
+**   transaction is joined before the hook sees a change.  The function
+**   also checks, once per transaction and table, that the capture still
+**   fits: the table exists under that name, its width fits an event, and
+**   the preupdate hook is ours.  Its triggers name no column, so ALTER
+**   TABLE ... DROP COLUMN and ADD COLUMN work with a capture installed;
+**   after RENAME TO, the next write fails, naming the capture and the
+**   remedy.  The triggers are the capture: a new registration of the
+**   extension on the connection captures from their next firing on.
+**
+** WHAT FAILS LOUDLY
+**   - A host that does not give extensions the preupdate hook (a SQLite
+**     built without SQLITE_ENABLE_PREUPDATE_HOOK, or one linked statically
+**     into its host with hidden symbols, as apsw's wheels are): installing
+**     fails, naming the cause.
+**   - Another preupdate hook on the connection (a SQLite session, GRDB
+**     built with SQLITE_ENABLE_PREUPDATE_HOOK): a connection has one, and
+**     SQLite's interface cannot chain to a hook it did not set.  The next
+**     transaction that changes a captured table fails, and so does the
+**     COMMIT of one during which the hook was taken.
+**   - A change that could not be recorded (out of memory, or a change
+**     made while the capture's triggers were dropped by hand): the COMMIT
+**     fails, or, outside a transaction we joined, the next capture does.
+**   - Generated columns in 'rows' mode (the hook does not see the values
+**     of VIRTUAL ones) and tables too wide for an event (126 arguments):
+**     installing fails, naming the remedy.
+*/
+#if !defined(SQLITE_CORE) && !defined(_WIN32) && !defined(_GNU_SOURCE)
+# define _GNU_SOURCE          /* dladdr() in glibc */
+#endif
+#include "sqlitetriggers_internal.h"
+
+#include <assert.h>
+#if !defined(SQLITE_CORE) && !defined(_WIN32)
+# include <dlfcn.h>
+#endif
+
+#define CAPTURE_EVENT_PREFIX "sqlitetriggers.changes."
+
+/* ---- SQLite's preupdate interface -------------------------------------- */
+
+/*
+** sqlite3.h declares it only under SQLITE_ENABLE_PREUPDATE_HOOK, Apple's
+** SDK header not at all, and sqlite3ext.h's routine table never: so it is
+** looked up.  Linked into the app (SQLITE_CORE), the declarations are weak:
+** a SQLite without the hook leaves them NULL instead of failing to link.
+** (Apple's libsqlite3 exports them, as GRDB's own declarations rely on;
+** we could not link for Apple here.)  Loaded as an extension, the symbols
+** are looked up in the library that holds the routine table's
+** sqlite3_libversion_number (Python's sqlite3 module loads libsqlite3
+** privately, so the process-wide namespace may not have them), and taken
+** only if that library's sqlite3_libversion_number is the very function the
+** routine table gives: the same SQLite that loaded us.
+*/
+typedef void (*PreupdateCallback)(void*, sqlite3*, int, const char*,
+                                  const char*, sqlite3_int64, sqlite3_int64);
+typedef struct PreupdateApi PreupdateApi;
+struct PreupdateApi {
+  void *(*xHook)(sqlite3*, PreupdateCallback, void*);
+  int (*xOld)(sqlite3*, int, sqlite3_value**);
+  int (*xNew)(sqlite3*, int, sqlite3_value**);
+  int (*xCount)(sqlite3*);
+};
+
+#ifdef SQLITE_CORE
+# if defined(__GNUC__) || defined(__clang__)
+#  define WEAK_IMPORT __attribute__((weak))
+# else
+#  define WEAK_IMPORT
+# endif
+void *sqlite3_preupdate_hook(sqlite3*, PreupdateCallback, void*) WEAK_IMPORT;
+int sqlite3_preupdate_old(sqlite3*, int, sqlite3_value**) WEAK_IMPORT;
+int sqlite3_preupdate_new(sqlite3*, int, sqlite3_value**) WEAK_IMPORT;
+int sqlite3_preupdate_count(sqlite3*) WEAK_IMPORT;
+#endif
+
+/* 1 and the interface in *pApi, or 0 when this host has none. */
+static int preupdateApiFind(PreupdateApi *pApi){
+#ifdef SQLITE_CORE
+  pApi->xHook = sqlite3_preupdate_hook;
+  pApi->xOld = sqlite3_preupdate_old;
+  pApi->xNew = sqlite3_preupdate_new;
+  pApi->xCount = sqlite3_preupdate_count;
+#elif defined(_WIN32)
+  memset(pApi, 0, sizeof(*pApi));
+#else
+  Dl_info info;
+  void *pLibrary = 0;
+  memset(pApi, 0, sizeof(*pApi));
+  if( dladdr((void*)sqlite3_api->libversion_number, &info) && info.dli_fname ){
+    pLibrary = dlopen(info.dli_fname, RTLD_LAZY|RTLD_NOLOAD);
+  }
+  if( pLibrary ){
+    int (*xVersion)(void) = (int(*)(void))dlsym(pLibrary, "sqlite3_libversion_number");
+    if( xVersion!=0 && xVersion==sqlite3_api->libversion_number ){
+      pApi->xHook = (void*(*)(sqlite3*,PreupdateCallback,void*))dlsym(pLibrary, "sqlite3_preupdate_hook");
+      pApi->xOld = (int(*)(sqlite3*,int,sqlite3_value**))dlsym(pLibrary, "sqlite3_preupdate_old");
+      pApi->xNew = (int(*)(sqlite3*,int,sqlite3_value**))dlsym(pLibrary, "sqlite3_preupdate_new");
+      pApi->xCount = (int(*)(sqlite3*))dlsym(pLibrary, "sqlite3_preupdate_count");
+    }
+    /* The library stays loaded: its host holds it. */
+    dlclose(pLibrary);
+  }
+#endif
+  return pApi->xHook && pApi->xOld && pApi->xNew && pApi->xCount;
+}
+
+#define NO_PREUPDATE_HOOK \
+  "this SQLite does not give extensions its preupdate hook (built without " \
+  "SQLITE_ENABLE_PREUPDATE_HOOK, or linked into its host with hidden " \
+  "symbols, as apsw's wheels are), which exact change capture needs: load " \
+  "the extension into a SQLite that exports it, or link it with SQLITE_CORE"
+
+#define HOOK_TAKEN \
+  "another preupdate hook took this connection's (a SQLite session, or GRDB " \
+  "built with SQLITE_ENABLE_PREUPDATE_HOOK?): a connection has one, and " \
+  "change feeds need it; use them on a connection without the other hook"
+
+/* ---- the captured tables ----------------------------------------------- */
+
+typedef struct CapturedTable CapturedTable;
+struct CapturedTable {
+  char *zTable;               /* as the capture's triggers name it */
+  char *zEvent;               /* CAPTURE_EVENT_PREFIX, then the table */
+  int nEvent;
+  int isKeysOnly;
+  int hasRowid;
+  int nKey;                   /* keys mode: the key's column indexes */
+  int *aKey;
+  sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
+  int nLost;                  /* changes seen but not recorded */
+};
+
+struct CaptureState {
+  PreupdateApi api;
+  int hasApi;
+  int isHooked;               /* our hook is set, with this Connection */
+  int isHookTaken;            /* another hook replaced ours */
+  CapturedTable **aTable;
+  int nTable;
+};
+
+static void capturedTableFree(CapturedTable *pTab){
+  if( pTab==0 ) return;
+  sqlite3_free(pTab->zTable);
+  sqlite3_free(pTab->zEvent);
+  sqlite3_free(pTab->aKey);
+  sqlite3_free(pTab);
+}
+
+/* p's capture state, created on first use; NULL when out of memory. */
+static CaptureState *captureState(Connection *p){
+  if( p->pCapture==0 ){
+    CaptureState *pCap = sqlite3_malloc(sizeof(*pCap));
+    if( pCap==0 ) return 0;
+    memset(pCap, 0, sizeof(*pCap));
+    pCap->hasApi = preupdateApiFind(&pCap->api);
+    p->pCapture = pCap;
+  }
+  return p->pCapture;
+}
+
+static CapturedTable *capturedTableFind(CaptureState *pCap, const char *zTable){
+  int i;
+  for(i=0; i<pCap->nTable; i++){
+    if( sqlite3_stricmp(pCap->aTable[i]->zTable, zTable)==0 ) return pCap->aTable[i];
+  }
+  return 0;
+}
+
+void sqlitetriggers_capture_forget(Connection *p, const char *zTable){
+  CaptureState *pCap = p->pCapture;
+  int i;
+  if( pCap==0 ) return;
+  for(i=0; i<pCap->nTable; i++){
+    if( sqlite3_stricmp(pCap->aTable[i]->zTable, zTable)==0 ){
+      capturedTableFree(pCap->aTable[i]);
+      pCap->aTable[i] = pCap->aTable[--pCap->nTable];
+      return;
+    }
+  }
+}
+
+/* p lets go of its connection (closing, or replaced by a new registration,
+** which took the hook over first): a hook still ours must not outlive p.
+** During sqlite3_close() SQLite ignores the call or clears a field. */
+void sqlitetriggers_capture_unhook(Connection *p){
+  CaptureState *pCap = p->pCapture;
+  if( pCap && pCap->isHooked && p->db ) pCap->api.xHook(p->db, 0, 0);
+  if( pCap ) pCap->isHooked = 0;
+}
+
+void sqlitetriggers_capture_free(Connection *p){
+  CaptureState *pCap = p->pCapture;
+  int i;
+  if( pCap==0 ) return;
+  for(i=0; i<pCap->nTable; i++) capturedTableFree(pCap->aTable[i]);
+  sqlite3_free(pCap->aTable);
+  sqlite3_free(pCap);
+  p->pCapture = 0;
+}
+
+/* ---- the hook ---------------------------------------------------------- */
+
+/* Describes side (old or new) of the current change into aView from i on;
+** returns the next index, or -1 when out of memory. */
+static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
+                       int isNew, sqlite3_int64 iRowid, ArgView *aView, int i){
+  int (*xValue)(sqlite3*, int, sqlite3_value**) = isNew ? pCap->api.xNew : pCap->api.xOld;
+  int iCol, nCol = pTab->isKeysOnly ? pTab->nKey : pCap->api.xCount(db);
+  if( pTab->hasRowid ){
+    aView[i].eType = SQLITE_INTEGER;
+    aView[i].u.i = iRowid;
+  }else{
+    aView[i].eType = SQLITE_NULL;
+  }
+  aView[i].nByte = 0;
+  aView[i].z = 0;
+  i++;
+  for(iCol=0; iCol<nCol; iCol++, i++){
+    sqlite3_value *pValue = 0;
+    int iTableCol = pTab->isKeysOnly ? pTab->aKey[iCol] : iCol;
+    if( i>=SQLITETRIGGERS_MAX_CALLBACK_ARGS ) return -1;   /* widened since */
+    if( xValue(db, iTableCol, &pValue)!=SQLITE_OK || pValue==0
+     || !sqlitetriggers_arg_view_read(&aView[i], pValue) ) return -1;
+  }
+  return i;
+}
+
+static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
+                        const char *zTable, sqlite3_int64 iKey1,
+                        sqlite3_int64 iKey2){
+  Connection *p = (Connection*)pArg;
+  CaptureState *pCap = p->pCapture;
+  CapturedTable *pTab;
+  ArgView aView[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
+  int n = 1;
+  if( pCap==0 || pCap->nTable==0 || strcmp(zDb, "main")!=0 ) return;
+  if( (pTab = capturedTableFind(pCap, zTable))==0 ) return;
+  if( !sqlitetriggers_callback_is_enlisted(p)
+   || pTab->iCheckedTransaction!=sqlitetriggers_callback_transaction(p) ){
+    pTab->nLost++;        /* its triggers did not run: dropped by hand */
+    return;
+  }
+  aView[0].eType = SQLITE_TEXT;
+  aView[0].z = (const unsigned char*)(op==SQLITE_INSERT ? "insert"
+                                      : op==SQLITE_UPDATE ? "update" : "delete");
+  aView[0].nByte = (int)strlen((const char*)aView[0].z);
+  if( op!=SQLITE_INSERT ) n = captureSide(pCap, pTab, db, 0, iKey1, aView, n);
+  if( op!=SQLITE_DELETE && n>0 ) n = captureSide(pCap, pTab, db, 1, iKey2, aView, n);
+  if( n<0 || sqlitetriggers_callback_record(p, pTab->zEvent, pTab->nEvent, n, aView)!=SQLITE_OK ){
+    /* The hook cannot fail the statement: the transaction cannot commit. */
+    sqlitetriggers_callback_spoil(p, pTab->zTable);
+  }
+}
+
+/* Sets our hook; 0 if another had replaced it since we set it. */
+static int captureHookSet(Connection *p, CaptureState *pCap){
+  void *pPrevious = pCap->api.xHook(p->db, captureHook, p);
+  if( pCap->isHookTaken || (pPrevious!=0 && pPrevious!=(void*)p)
+   || (pCap->isHooked && pPrevious!=(void*)p) ){
+    pCap->isHookTaken = 1;
+    return 0;
+  }
+  pCap->isHooked = 1;
+  return 1;
+}
+
+void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld){
+  CaptureState *pCap;
+  if( pOld==0 || pOld->pCapture==0 || !pOld->pCapture->isHooked ) return;
+  pOld->pCapture->isHooked = 0;
+  pCap = captureState(pNew);
+  if( pCap==0 || !pCap->hasApi ){
+    pOld->pCapture->api.xHook(pNew->db, 0, 0);
+    return;
+  }
+  pCap->api.xHook(pNew->db, captureHook, pNew);
+  pCap->isHooked = 1;
+}
+
+int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
+  CaptureState *pCap = p->pCapture;
+  if( pCap==0 || pCap->nTable==0 ) return SQLITE_OK;
+  if( pCap->isHooked && !captureHookSet(p, pCap) ){
+    *pzErr = sqlite3_mprintf("change capture: %s", HOOK_TAKEN);
+    return SQLITE_MISUSE;
+  }
+  return SQLITE_OK;
+}
+
+/* ---- checking a table -------------------------------------------------- */
+
+/* The error message, or 0 when out of memory. */
+static char *captureError(const char *zTable, const char *zReason){
+  return sqlite3_mprintf("change capture of \"%s\": %s", zTable, zReason);
+}
+
+/*
+** Checks that main.zTable can be captured in the mode asked, and reads what
+** the hook needs into *pTab (zTable and zEvent set by the caller).  SQLITE_OK;
+** SQLITE_ERROR with *pzErr; SQLITE_NOMEM.  *pzCanonical: the name as
+** sqlite_schema spells it.
+*/
+static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
+                       int isInstalled, CapturedTable *pTab, char **pzCanonical,
+                       char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  int rc, nColumn = 0, nGenerated = 0, nKey = 0, maxWidth;
+  *pzErr = 0;
+  *pzCanonical = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT name, wr FROM pragma_table_list WHERE schema = 'main'"
+                              " AND type = 'table' AND name = ?1 COLLATE NOCASE", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ){
+    if( sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
+      *pzCanonical = zName ? sqlite3_mprintf("%s", zName) : 0;
+      pTab->hasRowid = sqlite3_column_int(pStmt, 1)==0;
+      if( *pzCanonical==0 ) rc = SQLITE_NOMEM;
+    }else{
+      rc = sqlite3_errcode(db)==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_DONE;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ){
+    /* Installed triggers firing on a table of another name: renamed. */
+    *pzErr = isInstalled
+      ? captureError(zTable, "no such table in the main schema: renamed? Call "
+          "sqlitetriggers_change_feed(old name, 'off'), then install the feed "
+          "under the new name")
+      : sqlite3_mprintf("no table \"%s\" in the main schema", zTable);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK ) return rc;
+
+  rc = sqlite3_prepare_v2(db, "SELECT cid, pk, hidden FROM pragma_table_xinfo(?1, 'main')"
+                              " ORDER BY cid", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, *pzCanonical, -1, SQLITE_STATIC);
+  pTab->nKey = 0;
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    int pk = sqlite3_column_int(pStmt, 1), hidden = sqlite3_column_int(pStmt, 2);
+    nColumn++;
+    nGenerated += hidden==2 || hidden==3;
+    if( pk>0 ){
+      int *aNew = sqlite3_realloc64(pTab->aKey, (sqlite3_uint64)(nKey<pk ? pk : nKey)*sizeof(int));
+      if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+      pTab->aKey = aNew;
+      if( pk>nKey ) nKey = pk;
+      pTab->aKey[pk-1] = sqlite3_column_int(pStmt, 0);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  pTab->nKey = nKey;
+  pTab->isKeysOnly = isKeysOnly;
+  if( !isKeysOnly && nGenerated ){
+    *pzErr = captureError(*pzCanonical, "the table has generated columns, whose values "
+        "SQLite's preupdate hook does not give: capture it in 'keys' mode");
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  /* An update carries the kind and two sides of a rowid and the values. */
+  maxWidth = (SQLITETRIGGERS_MAX_CALLBACK_ARGS - 1)/2 - 1;
+  if( (isKeysOnly ? nKey : nColumn) > maxWidth ){
+    char *zReason = sqlite3_mprintf("the table has %d %s, and an event carries at "
+        "most %d: capture it in 'keys' mode", isKeysOnly ? nKey : nColumn,
+        isKeysOnly ? "key columns" : "columns", maxWidth);
+    *pzErr = zReason ? captureError(*pzCanonical, zReason) : 0;
+    sqlite3_free(zReason);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOnly,
+                                 char **pzCanonical, char **pzErr){
+  CapturedTable probe;
+  CaptureState *pCap = captureState(p);
+  int rc;
+  *pzErr = 0;
+  *pzCanonical = 0;
+  if( pCap==0 ) return SQLITE_NOMEM;
+  if( !pCap->hasApi ){
+    *pzErr = captureError(zTable, NO_PREUPDATE_HOOK);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  memset(&probe, 0, sizeof(probe));
+  rc = captureRead(p->db, zTable, isKeysOnly, 0, &probe, pzCanonical, pzErr);
+  sqlite3_free(probe.aKey);
+  return rc;
+}
+
+/* ---- sqlitetriggers_change_capture(TABLE, MODE) ------------------------ */
+
+/* How many of zTable's three capture triggers exist; -1 for an error. */
+static int captureTriggerCount(sqlite3 *db, const char *zTable){
+  sqlite3_stmt *pStmt = 0;
+  int n = -1;
+  if( sqlite3_prepare_v2(db, "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'"
+        " AND name IN ('sqlitetriggers_changes_' || ?1 || '_insert',"
+        " 'sqlitetriggers_changes_' || ?1 || '_update', 'sqlitetriggers_changes_' || ?1 || '_delete')",
+        -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    n = sqlite3_column_int(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  return n;
+}
+
+/* The captured table zTable, checked for this transaction; 0 after setting
+** the error.  Called while the transaction is joined. */
+static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
+                                   CaptureState *pCap, const char *zTable,
+                                   int isKeysOnly){
+  CapturedTable *pTab = capturedTableFind(pCap, zTable), fresh;
+  char *zCanonical = 0, *zErr = 0;
+  int rc, nTrigger = 0;
+  memset(&fresh, 0, sizeof(fresh));
+  rc = captureRead(p->db, zTable, isKeysOnly, 1, &fresh, &zCanonical, &zErr);
+  if( rc==SQLITE_OK ){
+    /* The triggers pass the name sqlite_schema spelled at install. */
+    if( sqlite3_stricmp(zCanonical, zTable)!=0 ){
+      zErr = captureError(zTable, "the table's name changed case: install the feed again");
+      rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }else if( (nTrigger = captureTriggerCount(p->db, zTable))<0 ){
+      rc = SQLITE_NOMEM;
+    }
+  }
+  if( rc==SQLITE_OK && pTab==0 ){
+    CapturedTable **aNew = sqlite3_realloc64(pCap->aTable,
+                               (sqlite3_uint64)(pCap->nTable+1)*sizeof(*aNew));
+    if( aNew ) pCap->aTable = aNew;
+    pTab = aNew ? sqlite3_malloc(sizeof(*pTab)) : 0;
+    if( pTab ){
+      memset(pTab, 0, sizeof(*pTab));
+      pTab->iCheckedTransaction = -1;
+      pTab->zTable = zCanonical;
+      zCanonical = 0;
+      pTab->zEvent = sqlite3_mprintf(CAPTURE_EVENT_PREFIX "%s", pTab->zTable);
+    }
+    if( pTab==0 || pTab->zEvent==0 ){
+      capturedTableFree(pTab);
+      pTab = 0;
+      rc = SQLITE_NOMEM;
+    }else{
+      pTab->nEvent = (int)strlen(pTab->zEvent);
+      pCap->aTable[pCap->nTable++] = pTab;
+    }
+  }
+  sqlite3_free(zCanonical);
+  if( rc==SQLITE_OK ){
+    sqlite3_free(pTab->aKey);
+    pTab->aKey = fresh.aKey;
+    fresh.aKey = 0;
+    pTab->nKey = fresh.nKey;
+    pTab->hasRowid = fresh.hasRowid;
+    pTab->isKeysOnly = isKeysOnly;
+  }
+  sqlite3_free(fresh.aKey);
+  if( rc==SQLITE_OK && pTab->nLost ){
+    zErr = sqlite3_mprintf("change capture of \"%s\": %d changes were made while "
+        "its triggers were missing (dropped by hand?) and were not recorded",
+        pTab->zTable, pTab->nLost);
+    pTab->nLost = 0;
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK && nTrigger<3 ){
+    /* A change the missing trigger's statements make would go unseen. */
+    zErr = captureError(pTab->zTable, "some of its triggers are missing (an install "
+        "that ran out of memory, or dropped by hand): install the feed again");
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK && !captureHookSet(p, pCap) ){
+    zErr = captureError(pTab->zTable, HOOK_TAKEN);
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
+  else if( rc!=SQLITE_OK ) sqlite3_result_error(ctx, zErr, -1);
+  sqlite3_free(zErr);
+  if( rc!=SQLITE_OK ) return 0;
+  pTab->iCheckedTransaction = sqlitetriggers_callback_transaction(p);
+  return pTab;
+}
+
+static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  CaptureState *pCap;
+  CapturedTable *pTab;
+  const char *zTable = (const char*)sqlite3_value_text(argv[0]);
+  const char *zMode = (const char*)sqlite3_value_text(argv[1]);
+  (void)argc;
+  if( zTable==0 || zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys")) ){
+    sqlite3_result_error(ctx, "sqlitetriggers_change_capture: called by a change "
+                              "feed's triggers with its table and 'rows' or 'keys'", -1);
+    return;
+  }
+  if( (pCap = captureState(p))==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  /* The common case, once checked in this transaction: a lookup. */
+  pTab = capturedTableFind(pCap, zTable);
+  if( pTab && sqlitetriggers_callback_is_enlisted(p)
+   && pTab->iCheckedTransaction==sqlitetriggers_callback_transaction(p) ) return;
+  if( !pCap->hasApi ){
+    char *zErr = captureError(zTable, NO_PREUPDATE_HOOK);
+    sqlite3_result_error(ctx, zErr ? zErr : NO_PREUPDATE_HOOK, -1);
+    sqlite3_free(zErr);
+    return;
+  }
+  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ) return;
+  captureEnter(ctx, p, pCap, zTable, strcmp(zMode, "keys")==0);
+}
+
+int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p){
+  return sqlitetriggers_connection_create_function(db, "sqlitetriggers_change_capture", 2,
+                                                   SQLITE_DIRECTONLY, p, changeCaptureFunc);
+}
