@@ -48,6 +48,7 @@ int exec(sqlite3 *db, const char *zSql){
 int main(void){
   runExtensionTests();
   runCallbackTests();
+  runCaptureTests();
   printf("c: %d passed, %d failed\n", nPassed, nFailed);
   return nFailed ? 1 : 0;
 }
