@@ -58,7 +58,11 @@ public struct ChangedKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Which changes of a table a feed reports, decided in SQL so that others
-/// are never read: kinds, the columns an UPDATE must touch, and conditions.
+/// are never decoded: kinds, the columns an UPDATE must change, and
+/// conditions over `old` and `new`. Feeds filter the table's captured
+/// changes after commit (a subquery in a condition sees the committed
+/// database); ``DatabaseWriter/checkChanges(to:feed:_:)`` filters inside
+/// the statement, with the triggers' own `UPDATE OF` and `WHEN`.
 ///
 /// ```swift
 /// let completions = ChangeFeed<Reminder>.updates(of: ["status"], where: "new.status = 1")
@@ -81,8 +85,8 @@ public struct ChangeFeed<Record: FetchableRecord & TableRecord>: Sendable {
         ChangeFeed(inserts: .some(condition), updates: nil, deletes: nil)
     }
 
-    /// Updates only (of `columns`, when given), where the SQL `condition`
-    /// over `old` and `new` holds.
+    /// Updates only (that change one of `columns`, when given), where the
+    /// SQL `condition` over `old` and `new` holds.
     public static func updates(of columns: [String] = [], where condition: String? = nil) -> ChangeFeed {
         ChangeFeed(inserts: nil, updates: .some(condition), deletes: nil, updateColumns: columns)
     }
@@ -113,10 +117,8 @@ public struct ChangeFeed<Record: FetchableRecord & TableRecord>: Sendable {
     /// an update from the deleted values to the inserted ones. An update
     /// that changes the primary key counts as a delete of the old key and an
     /// insert of the new. Changes come in the order each row first changed.
-    /// After commit only. Net changes need `PRAGMA recursive_triggers = ON`
-    /// on the writer (observing throws otherwise): without it, the row an
-    /// `INSERT OR REPLACE` deletes is never reported, and its key would look
-    /// new to the fold.
+    /// After commit only, in either `recursive_triggers` mode: the capture
+    /// sees the rows REPLACE deletes either way.
     public func netPerTransaction() -> ChangeFeed {
         var net = self
         net.isNet = true
@@ -161,31 +163,137 @@ extension ChangeFeed {
     /// Whether the feed reports updates (its events may carry two rows).
     var hasUpdates: Bool { if case .some = updates { true } else { false } }
 
-    /// The callback name of this feed's triggers: one per table and filter,
-    /// so that two feeds with different filters never hear each other.
-    var callbackName: String {
-        let filter = [inserts, updates, deletes].map { kind in kind.map { $0 ?? "all" } ?? "none" }
-            + [updateColumns.joined(separator: ",")] + (isKeysOnly ? ["keys"] : [])
-        return "sqlitetriggers.changes.\(Record.databaseTableName).\(stableHash(filter.joined(separator: "|")).prefix(8))"
+    // MARK: - The change capture (after commit)
+
+    /// The table as `sqlite_schema` spells it: the capture's events are
+    /// named after it (ext/change_capture.c).
+    func capturedTable(_ db: Database) throws -> String {
+        let table = Record.databaseTableName
+        guard let name = try String.fetchOne(db, sql: """
+            SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name = ? COLLATE NOCASE
+            """, arguments: [table]) else {
+            throw DatabaseError(resultCode: .SQLITE_ERROR, message:
+                "change feed of \"\(table)\": the table does not exist: run the migrations first, then observe")
+        }
+        return name
     }
 
-    /// The feed's TEMP triggers for the table's live columns: each calls
-    /// `swift_callback(name, kind, rowids…, values…)` with the old row's
-    /// rowid and values, the new row's, or both (old first). A WITHOUT ROWID
-    /// table passes NULL rowids.
-    func triggers(_ db: Database) throws -> [TemporaryTrigger] {
+    /// The capture's mode for this feed: a keys-only feed shares a row
+    /// capture another feed of the table installed (it reads the key
+    /// columns by name), and a row feed replaces a keys-only capture.
+    /// Drops the installed capture when it must change.
+    func captureMode(_ db: Database, table: String) throws -> String {
+        let installed = try String.fetchOne(db, sql: """
+            SELECT CASE WHEN sql LIKE '%''keys'')%' THEN 'keys' ELSE 'rows' END FROM temp.sqlite_master
+            WHERE type = 'trigger' AND name = 'sqlitetriggers_changes_' || ? || '_insert'
+            """, arguments: [table])
+        let mode = isKeysOnly && installed != "rows" ? "keys" : "rows"
+        if let installed, installed != mode { try Self.captureRule(db, table: table, mode: installed).drop().execute(db) }
+        return mode
+    }
+
+    /// The capture's three BEFORE triggers, as the C installer writes them.
+    static func captureRule(_ db: Database, table: String, mode: String) throws -> TemporaryTrigger {
+        let sql = try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed_sql(?, ?)", arguments: [table, mode]) ?? ""
+        let name = { (kind: String) in "sqlitetriggers_changes_\(table)_\(kind)" }
+        return TemporaryTrigger(name: name("insert"), sql: sql, tableName: table, firedBy: ["INSERT", "UPDATE", "DELETE"],
+                                companions: [name("update"), name("delete")])
+    }
+
+    /// The SQL condition on `swift_callback_batch` rows that keeps this
+    /// feed's changes, or nil for every change: its kinds, the columns an
+    /// update must change (`IS NOT`), and its conditions, where `old.x` and
+    /// `new.x` read the event's arguments for `columns` (the capture's
+    /// layout, ext/change_capture.c). Conditions run after commit: a
+    /// subquery in one sees the database as committed.
+    func batchFilter(columns: [String]) throws -> String? {
+        let width = 1 + columns.count
+        // The first argument of a side: the rowid, then the columns.
+        func side(_ row: String, kind: String) -> Int? {
+            switch (kind, row) {
+            case ("insert", "new"), ("delete", "old"), ("update", "old"): 2
+            case ("update", "new"): 2 + width
+            default: nil
+            }
+        }
+        func argument(_ row: String, _ column: String, kind: String) throws -> String {
+            guard let first = side(row, kind: kind) else {
+                throw filterError("\(kind) conditions cannot read \"\(row).\(column)\"")
+            }
+            if let index = columns.firstIndex(where: { sqliteNamesEqual($0, column) }) { return "arg\(first + 1 + index)" }
+            if ["rowid", "oid", "_rowid_"].contains(column.lowercased()) { return "arg\(first)" }
+            throw filterError("no column \"\(column)\" in the change of \"\(Record.databaseTableName)\" (a keys-only feed has the key's alone)")
+        }
+        func rewrite(_ condition: String, kind: String) throws -> String {
+            let tokens = tokenizeSQL(condition)
+            var output = "", index = 0
+            func next(after start: Int) -> Int? {
+                var i = start + 1
+                while i < tokens.count, tokens[i].kind == .trivia { i += 1 }
+                return i < tokens.count ? i : nil
+            }
+            while index < tokens.count {
+                let token = tokens[index]
+                if token.isName, ["old", "new"].contains(token.name.lowercased()), let dot = next(after: index), tokens[dot].text == ".",
+                   let column = next(after: dot), tokens[column].isName {
+                    output += try argument(token.name.lowercased(), tokens[column].name, kind: kind)
+                    index = column + 1
+                } else {
+                    output += token.text
+                    index += 1
+                }
+            }
+            return output
+        }
+        var clauses: [String] = []
+        var keepsEverything = true
+        for (kind, filter) in [("insert", inserts), ("update", updates), ("delete", deletes)] {
+            guard case .some(let condition) = filter else { keepsEverything = false; continue }
+            var parts = ["arg1 = '\(kind)'"]
+            if kind == "update", !updateColumns.isEmpty {
+                parts.append("(" + (try updateColumns.map { column in
+                    "\(try argument("old", column, kind: kind)) IS NOT \(try argument("new", column, kind: kind))"
+                }).joined(separator: " OR ") + ")")
+            }
+            if let condition { parts.append("(\(try rewrite(condition, kind: kind)))") }
+            keepsEverything = keepsEverything && parts.count == 1
+            clauses.append("(" + parts.joined(separator: " AND ") + ")")
+        }
+        return keepsEverything ? nil : clauses.isEmpty ? "0" : clauses.joined(separator: " OR ")
+    }
+
+    private func filterError(_ reason: String) -> DatabaseError {
+        DatabaseError(resultCode: .SQLITE_ERROR, message: "change feed of \"\(Record.databaseTableName)\": \(reason)")
+    }
+
+    // MARK: - Checks (inside the statement)
+
+    /// The callback name of a check's triggers: one per table and filter,
+    /// so that two checks with different filters never hear each other.
+    var checkCallbackName: String {
+        let filter = [inserts, updates, deletes].map { kind in kind.map { $0 ?? "all" } ?? "none" }
+            + [updateColumns.joined(separator: ",")]
+        return "sqlitetriggers.checks.\(Record.databaseTableName).\(stableHash(filter.joined(separator: "|")).prefix(8))"
+    }
+
+    /// A check's TEMP triggers for the table's live columns: each calls
+    /// `swift_callback(name, kind, rowids…, values…)` inside the statement,
+    /// where an immediate observer can refuse it, in the capture's layout.
+    /// (AFTER triggers see `NEW` as the row was written; later triggers
+    /// may still change it, which is why feeds use the capture instead.)
+    func checkTriggers(_ db: Database) throws -> [TemporaryTrigger] {
         let table = Record.databaseTableName
-        let columns = try payloadColumns(db)
+        let columns = try liveColumns(db)
         let quotedTable = SQLQuoting.identifier(table)
         let hasRowID = try Bool.fetchOne(db, sql: "SELECT wr = 0 FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [table]) ?? true
         func rowid(_ row: String) -> String { hasRowID ? "\"\(row)\".\"rowid\"" : "NULL" }
         func values(_ row: String) -> String { ([rowid(row)] + columns.map { "\"\(row)\".\(SQLQuoting.identifier($0))" }).joined(separator: ", ") }
         var triggers: [TemporaryTrigger] = []
         func add(_ kind: String, _ clause: String, _ condition: String?, _ arguments: String) {
-            let body = "SELECT swift_callback(\(SQLQuoting.string(callbackName)), '\(kind)', \(arguments))"
+            let body = "SELECT swift_callback(\(SQLQuoting.string(checkCallbackName)), '\(kind)', \(arguments))"
             let definition = "AFTER \(clause) ON \"main\".\(quotedTable)\nFOR EACH ROW\n"
                 + (condition.map { "WHEN \($0)\n" } ?? "") + "BEGIN\n  \(body);\nEND"
-            let name = "\(table)_changes_\(kind)_\(stableHash(canonicalTokens(definition)).prefix(8))"
+            let name = "\(table)_checks_\(kind)_\(stableHash(canonicalTokens(definition)).prefix(8))"
             triggers.append(TemporaryTrigger(name: name, sql: "CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))\n\(definition)",
                                              tableName: table, firedBy: [kind.uppercased()]))
         }
@@ -193,16 +301,17 @@ extension ChangeFeed {
         if case .some(let condition) = updates {
             let clause = updateColumns.isEmpty ? "UPDATE" : "UPDATE OF " + updateColumns.map(SQLQuoting.identifier).joined(separator: ", ")
             add("update", clause, condition, values("old") + ", " + values("new"))
-
         }
         if case .some(let condition) = deletes { add("delete", "DELETE", condition, values("old")) }
         return triggers
     }
 
-    /// The columns whose values the triggers pass after the rowid: every
-    /// column, or the primary key's alone for a keys-only feed.
-    func payloadColumns(_ db: Database) throws -> [String] {
-        isKeysOnly ? try keyColumns(db) : try liveColumns(db)
+    // MARK: - Columns
+
+    /// The columns whose values the events pass after the rowid: every
+    /// column, or the primary key's alone for a keys-only capture.
+    func payloadColumns(_ db: Database, mode: String) throws -> [String] {
+        mode == "keys" ? try keyColumns(db) : try liveColumns(db)
     }
 
     /// The table's columns as `SELECT *` reads them, from the live schema.
@@ -230,6 +339,11 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     // when a migration changed the table.
     var columns: [String]
     var keyColumns: [String]
+    /// The capture's event name (after commit), or the check's.
+    var eventName = ""
+    /// Which of the table's changes the feed keeps, in SQL over the batch
+    /// (see ``ChangeFeed/batchFilter(columns:)``); nil keeps all.
+    var filter: String?
     /// Keeps the feed's triggers installed while the decoder lives.
     var keeper: RuleKeeper?
     /// Whether a side is decoded with its rowid (a keys-only feed's
@@ -265,10 +379,10 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// and the extra columns, last, never shadow a column of the table.
     /// Every column read is a virtual-table call, so none is read in vain.
     /// Rebuilt when the columns change.
-    private var batchLayout: (columns: [String], withRowID: Bool, first: String, second: String)?
+    private var batchLayout: (columns: [String], withRowID: Bool, filter: String?, first: String, second: String)?
 
     private func currentBatchLayout(withRowID: Bool) -> (first: String, second: String) {
-        if let batchLayout, batchLayout.columns == columns, batchLayout.withRowID == withRowID {
+        if let batchLayout, batchLayout.columns == columns, batchLayout.withRowID == withRowID, batchLayout.filter == filter {
             return (batchLayout.first, batchLayout.second)
         }
         let width = 1 + columns.count
@@ -280,9 +394,10 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
         // One CASE reads the kind once.
         let kindAndWidth = "CASE arg1 WHEN 'insert' THEN 3 * (argc <> \(1 + width)) WHEN 'delete' THEN 1 + 3 * (argc <> \(1 + width)) "
             + "WHEN 'update' THEN 2 + 3 * (argc <> \(1 + 2 * width)) ELSE 3 END"
-        let layout = (first: side(2, extra: [kindAndWidth]),
-                      second: side(2 + width, extra: [], where: " WHERE arg1 = 'update'"))
-        batchLayout = (columns, withRowID, layout.first, layout.second)
+        let kept = filter.map { " WHERE (\($0))" } ?? ""
+        let layout = (first: side(2, extra: [kindAndWidth], where: kept),
+                      second: side(2 + width, extra: [], where: (kept.isEmpty ? " WHERE" : kept + " AND") + " arg1 = 'update'"))
+        batchLayout = (columns, withRowID, filter, layout.first, layout.second)
         return layout
     }
 
@@ -338,9 +453,11 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
             "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(columns.count) columns")
     }
 
-    /// A side of a keys-only event: the rowid follows the key columns.
+    /// A side's ``ChangedKey``: the rowid follows the columns, and the key
+    /// columns are read by name (from a keys-only capture, or a row capture
+    /// another feed of the table installed).
     func changedKey(_ row: Row) -> ChangedKey {
-        ChangedKey(rowID: row[columns.count], primaryKey: Dictionary(uniqueKeysWithValues: columns.map { ($0, row[$0] as DatabaseValue) }))
+        ChangedKey(rowID: row[columns.count], primaryKey: Dictionary(uniqueKeysWithValues: keyColumns.map { ($0, row[$0] as DatabaseValue) }))
     }
 
     /// The change, and the keys of the row before and after.

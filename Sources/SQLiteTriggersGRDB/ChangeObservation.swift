@@ -86,9 +86,9 @@ extension DatabaseWriter {
         _ body: @escaping (RecordChange<Record>) throws -> Void
     ) throws -> CallbackObservation {
         try writeWithoutTransaction { db in
-            let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
+            let decoder = try ChangeDecoder<Record>.checking(feed, on: db)
             decoder.writer = self
-            return try db.observeCallbacks(named: feed.callbackName, delivery: .immediate) { arguments in
+            return try db.observeCallbacks(named: decoder.eventName, delivery: .immediate) { arguments in
                 try body(decoder.decode(arguments).change)
                 return nil
             }
@@ -125,17 +125,12 @@ extension DatabaseWriter {
     ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onChange)
         let observation = try writeWithoutTransaction { db in
-            if feed.isNet, try Bool.fetchOne(db, sql: "PRAGMA recursive_triggers") != true {
-                throw DatabaseError(resultCode: .SQLITE_MISUSE, message:
-                    "net changes of \"\(Record.databaseTableName)\" need PRAGMA recursive_triggers = ON on the writer: "
-                    + "without it, a row that INSERT OR REPLACE deletes is never reported, and the net changes would be wrong")
-            }
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
             decoder.writer = self
             let flusher = feed.isNet ? NetChangeFlusher<Element>(deliver: delivery.deliver) : nil
             if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
             // A round of events at a time, decoded by one GRDB fetch.
-            return try db.observeCallbackBatches(named: feed.callbackName, onError: delivery.report) { db, count in
+            return try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
                 try decoder.decodeBatch(db, eventCount: count, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: decodeSide,
                                         onError: delivery.report) { change, oldKey, newKey in
                     if let flusher {
@@ -152,14 +147,35 @@ extension DatabaseWriter {
 }
 
 extension ChangeDecoder {
-    /// A decoder for `feed`, with its triggers installed on `db` and kept
-    /// there (and its columns kept current) for as long as the decoder lives.
+    /// A decoder for `feed`'s committed changes, with the table's change
+    /// capture installed on `db` and kept there (and its columns and filter
+    /// kept current) for as long as the decoder lives.
     static func keeping(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
-        let decoder = ChangeDecoder(columns: try feed.payloadColumns(db), keyColumns: try feed.keyColumns(db))
+        let decoder = ChangeDecoder(columns: [], keyColumns: [])
         decoder.sidesReadRowID = feed.isKeysOnly
         decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
-            let triggers = try feed.triggers(db)
-            decoder?.columns = try feed.payloadColumns(db)
+            let table = try feed.capturedTable(db)
+            let mode = try feed.captureMode(db, table: table)
+            let rule = try ChangeFeed<Record>.captureRule(db, table: table, mode: mode)
+            let columns = try feed.payloadColumns(db, mode: mode)
+            let filter = try feed.batchFilter(columns: columns)
+            decoder?.eventName = "sqlitetriggers.changes.\(table)"
+            decoder?.columns = columns
+            decoder?.keyColumns = try feed.keyColumns(db)
+            decoder?.filter = filter
+            return [rule]
+        }
+        return decoder
+    }
+
+    /// A decoder for `feed`'s checks, inside each statement, with their
+    /// triggers installed on `db` and kept there while the decoder lives.
+    static func checking(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
+        let decoder = ChangeDecoder(columns: try feed.liveColumns(db), keyColumns: try feed.keyColumns(db))
+        decoder.eventName = feed.checkCallbackName
+        decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
+            let triggers = try feed.checkTriggers(db)
+            decoder?.columns = try feed.liveColumns(db)
             decoder?.keyColumns = try feed.keyColumns(db)
             return triggers
         }
