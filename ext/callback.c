@@ -49,9 +49,11 @@
 **       again; the events not yet delivered are dropped with the old state.
 **
 **   swift_callback_log (eponymous virtual table, read-only)
-**       SELECT seq, name, args FROM swift_callback_log
+**       SELECT seq, name, args, tx FROM swift_callback_log
 **       The last committed events of this connection, oldest first: what
-**       an after-commit observer receives.  The capacity defaults to 1000
+**       an after-commit observer receives.  tx numbers the commits that
+**       made events (1, 2, ... per connection): one transaction's events
+**       are the run with the same tx.  The capacity defaults to 1000
 **       events, the oldest dropped first.  args is a JSON array: NULL,
 **       integers, reals and text as JSON, and a blob as {"blob":"<hex>"}
 **       with lowercase hex digits.
@@ -62,7 +64,8 @@
 **
 **   temp.swift_callback_pending (virtual table)
 **       SELECT seq, name, args FROM temp.swift_callback_pending
-**       The events of the open transaction, not yet committed (seq NULL).
+**       The events of the open transaction, not yet committed (seq and tx
+**       NULL).
 **       Writes are refused: swift_callback() alone writes it, once per
 **       transaction, because a nested INSERT is how a virtual table joins a
 **       transaction.  From then on SQLite reports every savepoint, release,
@@ -71,7 +74,7 @@
 **       which GRDB owns.
 **
 **   swift_callback_batch (eponymous virtual table, read-only)
-**       SELECT seq, name, argc, arg1, ..., arg126 FROM swift_callback_batch
+**       SELECT seq, name, argc, arg1, ..., arg126, tx FROM swift_callback_batch
 **       Inside a batch observer's call (sqlitetriggers_observe_after_commit_
 **       batch()), the committed events that call is about, in commit
 **       order; empty anywhere else.  argc is how many arguments follow the
@@ -114,6 +117,7 @@ struct StoredArg {
 /* What observers see: a copy of the call's name and arguments. */
 struct sqlitetriggers_event {
   sqlite3_int64 seq;          /* 0 until committed */
+  sqlite3_int64 iTransaction; /* the commit's number; 0 until committed */
   const char *zName;
   int nArg;
   StoredArg *aStored;         /* in the same allocation */
@@ -226,6 +230,7 @@ static StoredEvent *storedEventCreate(EventChunk **ppCurrent,
   pEv->nRef = 1;
   pEv->pChunk = pChunk;
   pEv->event.seq = 0;
+  pEv->event.iTransaction = 0;
   pEv->event.nArg = nArg;
   pEv->event.aStored = (StoredArg*)&pEv[1];
   pData = (unsigned char*)&pEv->event.aStored[nArg];
@@ -274,6 +279,9 @@ static void storedEventRelease(StoredEvent *pEv){
 
 sqlite3_int64 sqlitetriggers_event_seq(const sqlitetriggers_event *pEvent){
   return pEvent->seq;
+}
+sqlite3_int64 sqlitetriggers_event_transaction(const sqlitetriggers_event *pEvent){
+  return pEvent->iTransaction;
 }
 const char *sqlitetriggers_event_name(const sqlitetriggers_event *pEvent){
   return pEvent->zName;
@@ -372,6 +380,7 @@ struct CallbackState {
   int iBatchStart, iBatchEnd;
   sqlite3_int64 iBatchGeneration;
   sqlite3_int64 lastSeq;
+  sqlite3_int64 lastCommit;   /* commits that made events, numbered */
   StoredEvent **aLog;         /* ring of the last nLogCapacity events */
   int nLogCapacity, nLog, iLogHead;
 };
@@ -522,11 +531,13 @@ static void logAppend(CallbackState *pState, StoredEvent *pEv){
   pState->nLog++;
 }
 
-/* Number, log and (where anyone listens) queue one committed event. The
-** queue has room: transactionSync() or the caller reserved it. */
+/* Number, log and (where anyone listens) queue one committed event of the
+** current commit (lastCommit).  The queue has room: transactionSync() or
+** the caller reserved it. */
 static void commitEvent(CallbackState *pState, StoredEvent *pEv,
                         int isQueued){
   pEv->event.seq = ++pState->lastSeq;
+  pEv->event.iTransaction = pState->lastCommit;
   logAppend(pState, pEv);
   if( isQueued ){
     pState->queue.a[pState->queue.n++] = pEv;
@@ -576,6 +587,7 @@ static void transactionCommit(CallbackState *pState){
   int rc = commitReserve(pState, pState->pending.n), i, isQueued;
   assert( rc==SQLITE_OK );
   isQueued = rc==SQLITE_OK && hasAfterCommitObserver(pState);
+  if( pState->pending.n>0 ) pState->lastCommit++;
   for(i=0; i<pState->pending.n; i++){
     commitEvent(pState, pState->pending.a[i], isQueued);
   }
@@ -637,6 +649,7 @@ static void savepointRollbackTo(CallbackState *pState, int iLevel){
 #define EVENT_COLUMN_SEQ   0
 #define EVENT_COLUMN_NAME  1
 #define EVENT_COLUMN_ARGS  2
+#define EVENT_COLUMN_TX    3
 
 typedef struct EventTable EventTable;
 struct EventTable {
@@ -673,7 +686,7 @@ static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
   (void)argc; (void)argv; (void)pzErr;
   /* The column numbers below follow this declaration. */
   return eventTableDeclare(db, pAux,
-      "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT)", isLog, ppVtab);
+      "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT, tx INTEGER)", isLog, ppVtab);
 }
 
 static int logConnect(sqlite3 *db, void *pAux, int argc,
@@ -893,6 +906,9 @@ static int eventCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
     case EVENT_COLUMN_NAME:
       sqlite3_result_text(ctx, pEv->event.zName, -1, SQLITE_TRANSIENT);
       break;
+    case EVENT_COLUMN_TX:
+      if( pEv->event.iTransaction ) sqlite3_result_int64(ctx, pEv->event.iTransaction);
+      break;
     default:
       assert( iColumn==EVENT_COLUMN_ARGS );
       zJson = eventArgsJson(sqlite3_context_db_handle(ctx), &pEv->event);
@@ -983,9 +999,10 @@ static const sqlite3_module pendingModule = {
 
 /* ---- swift_callback_batch ---------------------------------------------- */
 
-/* Its columns: seq, name, argc, then arg1 ... arg126. */
+/* Its columns: seq, name, argc, then arg1 ... arg126, then tx. */
 #define BATCH_COLUMN_ARGC      2
 #define BATCH_COLUMN_FIRST_ARG 3
+#define BATCH_COLUMN_TX        (BATCH_COLUMN_FIRST_ARG + SQLITETRIGGERS_MAX_CALLBACK_ARGS)
 
 typedef struct BatchCursor BatchCursor;
 struct BatchCursor {
@@ -1006,7 +1023,7 @@ static int batchConnect(sqlite3 *db, void *pAux, int argc,
   (void)argc; (void)argv; (void)pzErr;
   sqlite3_str_appendall(pDecl, "CREATE TABLE x(seq INTEGER, name TEXT, argc INTEGER");
   for(i=1; i<=SQLITETRIGGERS_MAX_CALLBACK_ARGS; i++) sqlite3_str_appendf(pDecl, ", arg%d", i);
-  sqlite3_str_appendall(pDecl, ")");
+  sqlite3_str_appendall(pDecl, ", tx INTEGER)");
   zDecl = sqlite3_str_finish(pDecl);
   if( zDecl==0 ) return SQLITE_NOMEM;
   rc = eventTableDeclare(db, pAux, zDecl, 0, ppVtab);
@@ -1083,6 +1100,10 @@ static int batchCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
   }
   if( iColumn==BATCH_COLUMN_ARGC ){
     sqlite3_result_int(ctx, pEvent->nArg);
+    return SQLITE_OK;
+  }
+  if( iColumn==BATCH_COLUMN_TX ){
+    sqlite3_result_int64(ctx, pEvent->iTransaction);
     return SQLITE_OK;
   }
   if( iColumn - BATCH_COLUMN_FIRST_ARG >= pEvent->nArg ) return SQLITE_OK;
@@ -1294,6 +1315,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
       sqlite3_result_error_nomem(ctx);
       return;
     }
+    pState->lastCommit++;
     commitEvent(pState, pEv, hasAfterCommitObserver(pState));
     storedEventRelease(pEv);
   }

@@ -375,7 +375,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// update. Each reads the side's columns under the table's names, then
     /// its rowid when a key or ``ChangedKey`` needs it; the first then the kind (0 insert,
     /// 1 delete, 2 update), plus 3 when the event does not have the table's
-    /// width. A record decodes from the statement's own row, as in a fetch,
+    /// width, and the number of its transaction. A record decodes from the statement's own row, as in a fetch,
     /// and the extra columns, last, never shadow a column of the table.
     /// Every column read is a virtual-table call, so none is read in vain.
     /// Rebuilt when the columns change.
@@ -395,7 +395,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
         let kindAndWidth = "CASE arg1 WHEN 'insert' THEN 3 * (argc <> \(1 + width)) WHEN 'delete' THEN 1 + 3 * (argc <> \(1 + width)) "
             + "WHEN 'update' THEN 2 + 3 * (argc <> \(1 + 2 * width)) ELSE 3 END"
         let kept = filter.map { " WHERE (\($0))" } ?? ""
-        let layout = (first: side(2, extra: [kindAndWidth], where: kept),
+        let layout = (first: side(2, extra: [kindAndWidth, "tx"], where: kept),
                       second: side(2 + width, extra: [], where: (kept.isEmpty ? " WHERE" : kept + " AND") + " arg1 = 'update'"))
         batchLayout = (columns, withRowID, filter, layout.first, layout.second)
         return layout
@@ -411,7 +411,8 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// delivered.
     func decodeBatch<Element>(_ db: Database, eventCount: Int, withKeys: Bool, hasUpdates: Bool,
                               decodeSide: (ChangeDecoder, Row) throws -> Element, onError: (any Error) -> Void,
-                              _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?) -> Void) throws {
+                              _ body: (RecordChange<Element>, _ oldKey: [DatabaseValue]?, _ newKey: [DatabaseValue]?,
+                                       _ transaction: Int64) -> Void) throws {
         let count = columns.count
         func key(_ row: Row) -> [DatabaseValue]? {
             guard withKeys else { return nil }
@@ -425,15 +426,17 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
             let updatedSides = hasUpdates ? try Row.fetchCursor(db.cachedStatement(sql: secondSQL)) : nil
             while let first = try firstSides.next() {
                 let kindAndWidth: Int64 = first[readsRowID ? count + 1 : count]
+                let transaction: Int64 = first[readsRowID ? count + 2 : count + 1]
                 let kind = kindAndWidth % 3
                 let second = kind == 2 ? try updatedSides?.next() : nil
                 read += 1
                 do {
                     guard kindAndWidth < 3 else { throw layoutMismatch() }
                     switch (kind, second) {
-                    case (0, _): body(.inserted(try decodeSide(self, first)), nil, key(first))
-                    case (1, _): body(.deleted(try decodeSide(self, first)), key(first), nil)
-                    case (_, let second?): body(.updated(old: try decodeSide(self, first), new: try decodeSide(self, second)), key(first), key(second))
+                    case (0, _): body(.inserted(try decodeSide(self, first)), nil, key(first), transaction)
+                    case (1, _): body(.deleted(try decodeSide(self, first)), key(first), nil, transaction)
+                    case (_, let second?):
+                        body(.updated(old: try decodeSide(self, first), new: try decodeSide(self, second)), key(first), key(second), transaction)
                     default: preconditionFailure("an update event in a feed without updates")
                     }
                 } catch {
@@ -513,6 +516,8 @@ struct NetChanges<Record> {
         if let seen = pending[key] { earlier = seen } else { order.append(key); earlier = nil }
         pending.updateValue(Self.fold(earlier, change), forKey: key)
     }
+
+    var isEmpty: Bool { order.isEmpty }
 
     /// The net changes, in the order each row first changed; empties the fold.
     mutating func drain() -> [RecordChange<Record>] {

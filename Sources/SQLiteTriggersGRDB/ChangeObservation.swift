@@ -114,6 +114,33 @@ extension DatabaseWriter {
         return CallbackStream(stream: stream, continuation: continuation, counters: counters, observation: observation)
     }
 
+    /// Observes each committed transaction that changed a record's table,
+    /// as one value: its changes, in commit order (or net, with
+    /// ``ChangeFeed/netPerTransaction()``), where `scheduling` says. For sync
+    /// engines that upload a transaction at a time. Filters apply as in
+    /// ``observeChanges(to:feed:scheduling:onError:onChange:)``; a
+    /// transaction none of whose changes pass them is not delivered.
+    ///
+    /// ```swift
+    /// let uploads = try dbQueue.observeTransactions(of: Reminder.self, scheduling: .async(onQueue: .global())) { transaction in
+    ///     print("transaction", transaction.number, "changed", transaction.changes.count, "reminders")
+    /// }
+    /// ```
+    public func observeTransactions<Record: FetchableRecord & TableRecord & Sendable>(
+        of record: Record.Type,
+        feed: ChangeFeed<Record> = .all,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onTransaction: @escaping @Sendable (CommittedTransaction<Record>) -> Void
+    ) throws -> CallbackObservation {
+        let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onTransaction)
+        let decodeSide: (ChangeDecoder<Record>, Row) throws -> Record = { _, row in try Record(row: row) }
+        let group: (Int64, [RecordChange<Record>]) -> Void = { number, changes in
+            delivery.deliver(CommittedTransaction(number: number, changes: changes))
+        }
+        return try startChangeFeed(feed, delivery: delivery, decodeSide: decodeSide, onTransaction: group)
+    }
+
     /// `decodeSide` builds an element from a side of a change: a record, or
     /// the ``ChangedKey`` of a keys-only feed.
     private func startChangeFeed<Record: FetchableRecord & TableRecord, Element: Sendable>(
@@ -124,25 +151,90 @@ extension DatabaseWriter {
         onChange: @escaping @Sendable (RecordChange<Element>) -> Void
     ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onChange)
+        // Exact changes go one by one as they are read; net ones once their
+        // transaction is folded.
+        let each: ((RecordChange<Element>) -> Void)? = feed.isNet ? nil : { change in delivery.deliver(change) }
+        let onTransaction: (Int64, [RecordChange<Element>]) -> Void = { _, changes in
+            for change in changes { delivery.deliver(change) }
+        }
+        return try startChangeFeed(feed, delivery: delivery, decodeSide: decodeSide, each: each, onTransaction: onTransaction)
+    }
+
+    /// Installs the feed and reads each round of its committed changes,
+    /// handing them out a transaction at a time (`onTransaction`: its number
+    /// and changes, net when the feed is), or one at a time (`each`, for an
+    /// exact feed that needs no grouping). A round holds whole transactions:
+    /// callback.c commits a transaction's events together.
+    private func startChangeFeed<Record: FetchableRecord & TableRecord, Element: Sendable, Delivered: Sendable>(
+        _ feed: ChangeFeed<Record>,
+        delivery: ScheduledDelivery<Delivered>,
+        decodeSide: @escaping (ChangeDecoder<Record>, Row) throws -> Element,
+        each: ((RecordChange<Element>) -> Void)? = nil,
+        onTransaction: @escaping (Int64, [RecordChange<Element>]) -> Void
+    ) throws -> CallbackObservation {
         let observation = try writeWithoutTransaction { db in
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
             decoder.writer = self
-            let flusher = feed.isNet ? NetChangeFlusher<Element>(deliver: delivery.deliver) : nil
-            if let flusher { db.add(transactionObserver: flusher, extent: .observerLifetime) }
             // A round of events at a time, decoded by one GRDB fetch.
             return try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
-                try decoder.decodeBatch(db, eventCount: count, withKeys: flusher != nil, hasUpdates: feed.hasUpdates, decodeSide: decodeSide,
-                                        onError: delivery.report) { change, oldKey, newKey in
-                    if let flusher {
-                        flusher.net.add(change, oldKey: oldKey, newKey: newKey)
-                    } else {
-                        delivery.deliver(change)
-                    }
+                var group = TransactionGroup<Element>(isNet: feed.isNet)
+                try decoder.decodeBatch(db, eventCount: count, withKeys: feed.isNet, hasUpdates: feed.hasUpdates, decodeSide: decodeSide,
+                                        onError: delivery.report) { change, oldKey, newKey, transaction in
+                    if let each { each(change); return }
+                    group.add(change, oldKey: oldKey, newKey: newKey, transaction: transaction, flush: onTransaction)
                 }
+                group.flush(onTransaction)
             }
         }
         delivery.cancellation = observation.cancellation
         return observation
+    }
+}
+
+/// One committed transaction's changes of a table, in commit order (net,
+/// when the feed folds them): what ``DatabaseWriter/observeTransactions(of:feed:scheduling:onError:onTransaction:)``
+/// delivers.
+///
+/// ```swift
+/// let transaction = CommittedTransaction(number: 1, changes: [RecordChange.inserted("a")])
+/// ```
+public struct CommittedTransaction<Record> {
+    /// The connection's number for the commit: 1, 2, ... counting the
+    /// commits that recorded events (swift_callback_log's `tx`).
+    public var number: Int64
+    public var changes: [RecordChange<Record>]
+
+    public init(number: Int64, changes: [RecordChange<Record>]) {
+        self.number = number
+        self.changes = changes
+    }
+}
+
+extension CommittedTransaction: Sendable where Record: Sendable {}
+extension CommittedTransaction: Equatable where Record: Equatable {}
+
+/// Gathers a round's changes by transaction, folding them when net.
+struct TransactionGroup<Element> {
+    let isNet: Bool
+    private var transaction: Int64?
+    private var exact: [RecordChange<Element>] = []
+    private var net = NetChanges<Element>()
+
+    init(isNet: Bool) { self.isNet = isNet }
+
+    mutating func add(_ change: RecordChange<Element>, oldKey: [DatabaseValue]?, newKey: [DatabaseValue]?, transaction: Int64,
+                      flush: (Int64, [RecordChange<Element>]) -> Void) {
+        if transaction != self.transaction { self.flush(flush); self.transaction = transaction }
+        if isNet { net.add(change, oldKey: oldKey, newKey: newKey) } else { exact.append(change) }
+    }
+
+    /// Hands out the transaction gathered so far, if it kept any change.
+    mutating func flush(_ flush: (Int64, [RecordChange<Element>]) -> Void) {
+        guard let transaction else { return }
+        let changes = isNet ? net.drain() : exact
+        exact = []
+        self.transaction = nil
+        if !changes.isEmpty { flush(transaction, changes) }
     }
 }
 
@@ -181,18 +273,4 @@ extension ChangeDecoder {
         }
         return decoder
     }
-}
-
-/// Hands out a transaction's net changes once GRDB reports its commit,
-/// after the feed's events of that commit were folded in.
-private final class NetChangeFlusher<Record>: TransactionObserver {
-    var net = NetChanges<Record>()
-    let deliver: (RecordChange<Record>) -> Void
-
-    init(deliver: @escaping (RecordChange<Record>) -> Void) { self.deliver = deliver }
-
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
-    func databaseDidChange(with event: DatabaseEvent) {}
-    func databaseDidCommit(_ db: Database) { net.drain().forEach(deliver) }
-    func databaseDidRollback(_ db: Database) { _ = net.drain() }
 }

@@ -30,6 +30,9 @@ let feedSchema = """
       dueDate TEXT);
     """
 
+/// Thrown to roll a test's transaction back.
+struct RollbackForTest: Error {}
+
 /// A copy of a table kept only from delivered changes.
 struct Replica<Record: Hashable> {
     var rows: [[DatabaseValue]: Record] = [:]
@@ -196,6 +199,40 @@ struct Replica<Record: Hashable> {
         #expect(changes.value == [
             .deleted(FeedList(id: 2, title: "b")), .deleted(FeedList(id: 1, title: "a")), .inserted(FeedList(id: 3, title: "b")),
         ])
+    }
+
+    @Test func eachTransactionArrivesAsOneValue() throws {
+        let dbQueue = try makeQueue()
+        let exact = Locked<[CommittedTransaction<FeedList>]>([]), net = Locked<[CommittedTransaction<FeedList>]>([])
+        let inserts = Locked<[CommittedTransaction<FeedList>]>([])
+        let observations = [
+            try dbQueue.observeTransactions(of: FeedList.self, scheduling: .immediate) { t in exact.mutate { $0.append(t) } },
+            try dbQueue.observeTransactions(of: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { t in
+                net.mutate { $0.append(t) } },
+            try dbQueue.observeTransactions(of: FeedList.self, feed: .inserts(), scheduling: .immediate) { t in inserts.mutate { $0.append(t) } },
+        ]
+        defer { observations.forEach { $0.cancel() } }
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'a'), (2, 'b')")
+            try db.execute(sql: "UPDATE feedLists SET title = 'a2' WHERE id = 1")
+        }
+        #expect(throws: RollbackForTest.self) {
+            try dbQueue.write { db in try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (3, 'rolled back')"); throw RollbackForTest() }
+        }
+        try dbQueue.write { db in
+            try db.execute(sql: "UPDATE feedLists SET title = 'a3' WHERE id = 1")
+            try db.execute(sql: "DELETE FROM feedLists WHERE id = 2")
+        }
+        let a = FeedList(id: 1, title: "a"), b = FeedList(id: 2, title: "b")
+        let a2 = FeedList(id: 1, title: "a2"), a3 = FeedList(id: 1, title: "a3")
+        #expect(exact.value.map(\.changes) == [
+            [.inserted(a), .inserted(b), .updated(old: a, new: a2)],
+            [.updated(old: a2, new: a3), .deleted(b)],
+        ])
+        #expect(net.value.map(\.changes) == [[.inserted(a2), .inserted(b)], [.updated(old: a2, new: a3), .deleted(b)]])
+        #expect(exact.value.map(\.number) == net.value.map(\.number))
+        #expect(exact.value.count == 2 && exact.value[1].number > exact.value[0].number)
+        #expect(inserts.value.map(\.changes) == [[.inserted(a), .inserted(b)]], "a transaction none of whose changes pass the filter is not delivered")
     }
 
     @Test func aKeysOnlyFeedCarriesRowidsAndPrimaryKeysOnly() throws {

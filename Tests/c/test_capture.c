@@ -99,6 +99,8 @@ typedef struct Feed {
   Net aNet[MAX_NET];          /* this transaction's net changes */
   int nNet;
   int nChange;
+  sqlite3_int64 iFirstTx, iLastTx;  /* of this transaction's events */
+  int nMixedTx;               /* a transaction whose events did not share one tx */
   int nStaleOld;              /* an old side that was not the replica's row */
   int nBadEvent;
   char zFirstProblem[256];
@@ -205,6 +207,8 @@ static void onChange(void *pArg, const sqlitetriggers_event *pEv){
   if( iTable<0 || zKind==0 ){ p->nBadEvent++; return; }
   nColumn = anColumn[iTable];
   p->nChange++;
+  if( p->iFirstTx==0 ) p->iFirstTx = sqlitetriggers_event_transaction(pEv);
+  if( sqlitetriggers_event_transaction(pEv)!=p->iFirstTx ) p->nMixedTx++;
   if( strcmp(zKind, "insert")==0 && sqlitetriggers_event_argc(pEv)==2 + nColumn ){
     applySide(p, iTable, pEv, 1, 1);
   }else if( strcmp(zKind, "delete")==0 && sqlitetriggers_event_argc(pEv)==2 + nColumn ){
@@ -415,6 +419,7 @@ static void runOracle(int isRecursive, int nTransaction){
     int isExplicit = randomInt(3)!=0, nWrite = isExplicit ? 1 + randomInt(6) : 1;
     int isCommitted = 1, hasSavepoint = 0;
     feed.nNet = 0;
+    feed.iFirstTx = 0;
     sqlite3session_create(dbOracle, "main", &pSession);
     sqlite3session_attach(pSession, 0);
     if( isExplicit ){ exec(dbFeed, "BEGIN"); exec(dbOracle, "BEGIN"); }
@@ -447,6 +452,11 @@ static void runOracle(int isRecursive, int nTransaction){
       if( !sqlite3_get_autocommit(dbOracle) ) exec(dbOracle, "ROLLBACK");
       sqlitetriggers_deliver(dbFeed);
     }
+    if( isCommitted && feed.iFirstTx ){
+      /* The commits that made events are numbered one after another. */
+      if( feed.iFirstTx!=feed.iLastTx + 1 ) feed.nMixedTx++;
+      feed.iLastTx = feed.iFirstTx;
+    }
     if( isCommitted ){
       nCommitted++;
       feedLines(&feed, zFeedLines, 65536);
@@ -473,6 +483,9 @@ static void runOracle(int isRecursive, int nTransaction){
   snprintf(zWhat, sizeof(zWhat), "oracle (recursive_triggers %s): every old side is the replica's row, every event well formed",
            isRecursive ? "ON" : "OFF");
   expect(feed.nStaleOld==0 && feed.nBadEvent==0, zWhat);
+  snprintf(zWhat, sizeof(zWhat), "oracle (recursive_triggers %s): a transaction's events share its tx, numbered 1, 2, ...",
+           isRecursive ? "ON" : "OFF");
+  expect(feed.nMixedTx==0 && feed.iLastTx>0, zWhat);
   if( feed.zFirstProblem[0] ) printf("  first problem: %s\n", feed.zFirstProblem);
   snprintf(zWhat, sizeof(zWhat), "oracle (recursive_triggers %s): the exact feed's replica equals the tables after every transaction",
            isRecursive ? "ON" : "OFF");

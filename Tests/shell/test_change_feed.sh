@@ -304,3 +304,18 @@ check "direct-only: a view cannot call it" \
 CREATE VIEW install AS SELECT sqlitetriggers_change_feed('t');
 SELECT * FROM install;" \
   "Parse error near line 4: unsafe use of sqlitetriggers_change_feed()"
+
+check "tx marks where each committed transaction's changes end, in the log and the batch table" \
+  "$T
+SELECT sqlitetriggers_change_feed('t');
+BEGIN; INSERT INTO t(v) VALUES ('a'), ('b'); COMMIT;
+BEGIN; INSERT INTO t(v) VALUES ('x'); ROLLBACK;
+UPDATE t SET n = 1;
+SELECT seq, tx, json_extract(args, '\$[0]') FROM swift_callback_log;
+SELECT count(*) FROM temp.swift_callback_pending WHERE tx IS NOT NULL;" \
+  "3
+1|1|insert
+2|1|insert
+3|2|update
+4|2|update
+0"

@@ -95,11 +95,16 @@ SQLITETRIGGERS_API int sqlitetriggers_set_clock(sqlite3 *db,
 ** _blob() unless it is a BLOB; _int64() and _double() convert between the
 ** two number types and give 0 for anything else.  Argument indexes start
 ** at 0 after the name.  The seq of an immediate event is 0; committed
-** events are numbered 1, 2, ... per connection.  An event, and everything
-** read from it, is valid only during the observer call.
+** events are numbered 1, 2, ... per connection.  Their transaction is the
+** number of the commit that made them (1, 2, ... per connection, counting
+** the commits that made events), so that the events of one transaction
+** are the run of events with the same number; 0 for an immediate event.
+** An event, and everything read from it, is valid only during the
+** observer call.
 */
 typedef struct sqlitetriggers_event sqlitetriggers_event;
 SQLITETRIGGERS_API sqlite3_int64 sqlitetriggers_event_seq(const sqlitetriggers_event*);
+SQLITETRIGGERS_API sqlite3_int64 sqlitetriggers_event_transaction(const sqlitetriggers_event*);
 SQLITETRIGGERS_API const char *sqlitetriggers_event_name(const sqlitetriggers_event*);
 SQLITETRIGGERS_API int sqlitetriggers_event_argc(const sqlitetriggers_event*);
 SQLITETRIGGERS_API int sqlitetriggers_event_type(const sqlitetriggers_event*, int i);
@@ -133,7 +138,7 @@ typedef void (*sqlitetriggers_after_commit_callback)(
 ** after that round's after-commit observers, with nEvent > 0.  During the
 ** call the virtual table swift_callback_batch holds those events in commit
 ** order, one row each, argc the number of arguments after the name:
-**     SELECT seq, name, argc, arg1, arg2, ... FROM swift_callback_batch
+**     SELECT seq, name, argc, arg1, arg2, ..., tx FROM swift_callback_batch
 ** so that the host decodes them with one statement, as it decodes rows of
 ** a table.  It may read and write the database; events its writes commit
 ** come in a later round.
