@@ -36,10 +36,14 @@ enum ReadmeChangeFeed {
         let replica = RemindersReplica()
         try replica.start(dbQueue)
 
-        // One change per row per transaction, for a sync engine (needs recursive_triggers).
-        try dbQueue.write { db in try db.execute(sql: "PRAGMA recursive_triggers = ON") }
+        // One change per row per transaction, for a sync engine.
         let sync = try dbQueue.observeChanges(to: Reminder.self, feed: ChangeFeed.all.netPerTransaction(),
                                               scheduling: .async(onQueue: .global())) { change in upload(change) }
+        // Or each committed transaction as one value, with its number.
+        let batches = try dbQueue.observeTransactions(of: Reminder.self, feed: ChangeFeed.all.netPerTransaction(),
+                                                      scheduling: .async(onQueue: .global())) { transaction in
+            print("transaction", transaction.number, transaction.changes.count)
+        }
 
         // Filters run in SQL; a check runs inside the statement and can refuse it.
         let completions = try dbQueue.observeChanges(
@@ -54,6 +58,6 @@ enum ReadmeChangeFeed {
             print("reindex", change.new ?? change.old!)
         }
         // END README change feed statements
-        return (replica, [sync, completions, check, reindex])
+        return (replica, [sync, batches, completions, check, reindex])
     }
 }
