@@ -67,10 +67,14 @@ let package = Package(
         .executableTarget(
             name: "sqlitetriggers-migrate",
             dependencies: ["SQLiteTriggersGRDB"]),
-        // make bench: the Swift observers against GRDB's own tools.
+        // make bench: the Swift observers against GRDB's own tools, and the
+        // change feeds against SQLite's session extension (a bench-only shim).
+        .target(
+            name: "SQLiteTriggersBenchSession",
+            dependencies: ["SQLiteTriggersCSQLite"]),
         .executableTarget(
             name: "sqlitetriggers-bench",
-            dependencies: ["SQLiteTriggersGRDB"]),
+            dependencies: ["SQLiteTriggersGRDB", "SQLiteTriggersBenchSession", "SQLiteTriggersCSQLite"]),
         .testTarget(
             name: "SQLiteTriggersGRDBTests",
             dependencies: [

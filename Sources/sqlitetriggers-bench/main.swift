@@ -11,6 +11,8 @@
 // Best of 5 runs each, alternating. Prints ROW lines for Tests/bench/report.py.
 // `--change-feeds` runs the change feeds alone.
 import Foundation
+import SQLiteTriggersBenchSession
+import SQLiteTriggersCSQLite
 import SQLiteTriggersGRDB
 
 // `sqlitetriggers-bench --migration-memory N`: migrate a file of N rows in
@@ -60,8 +62,10 @@ let rows = 100_000
 let runs = 5
 /// `sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS`: one write
 /// of `feedWrites[WRITE]` over ROWS rows on one queue (0 bare, 1 change
-/// feed, 2 peer), inside `measuredFeedWrite`, for Tests/bench/feed_instructions.py
-/// to count under callgrind.
+/// feed, 2 GRDB's observer, 3 the session peer), inside `measuredFeedWrite`,
+/// for Tests/bench/feed_instructions.py to count under callgrind. Variants 4
+/// and 5 measure instead, over ROWS inserted rows, a cursor decoding each
+/// row's record and the same cursor stepping rows alone: the decoding floor.
 let singleFeedWrite: (variant: Int, write: Int, rows: Int)? = {
     let arguments = CommandLine.arguments.dropFirst().map { Int($0) }
     guard CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--change-feed-write",
@@ -214,6 +218,55 @@ final class FetchingObserver: TransactionObserver {
     func databaseDidRollback(_ db: Database) { rowIDs = [] }
 }
 
+/// The peer that delivers what a feed delivers: SQLite's session extension
+/// records the transaction; after the commit its changeset is iterated and
+/// each change's old and new records decoded with the same `FeedItem(row:)`.
+/// (A changeset's update carries the key and the changed columns: every
+/// column of `items` in these writes.)
+final class SessionPeer: @unchecked Sendable {
+    var session: OpaquePointer?
+    let counter: Counter
+    init(counter: Counter) { self.counter = counter }
+
+    func begin(_ db: Database) {
+        session = sqlitetriggers_bench_session_start(db.sqliteConnection, "items")
+    }
+
+    func end() {
+        guard let session else { return }
+        let rc = sqlitetriggers_bench_session_read(session, { context, op, count, old, new in
+            let peer = Unmanaged<SessionPeer>.fromOpaque(context!).takeUnretainedValue()
+            peer.decode(op: op, count: Int(count), old: old!, new: new!)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        precondition(rc == SQLITE_OK, "the session's changeset could not be read: \(rc)")
+        sqlitetriggers_bench_session_end(session)
+        self.session = nil
+    }
+
+    func decode(op: Int32, count: Int, old: UnsafeMutablePointer<OpaquePointer?>, new: UnsafeMutablePointer<OpaquePointer?>) {
+        func value(_ pointer: OpaquePointer?) -> DatabaseValue {
+            guard let pointer else { return .null }
+            switch sqlite3_value_type(pointer) {
+            case SQLITE_INTEGER: return sqlite3_value_int64(pointer).databaseValue
+            case SQLITE_FLOAT: return sqlite3_value_double(pointer).databaseValue
+            case SQLITE_TEXT: return String(cString: sqlite3_value_text(pointer)).databaseValue
+            default: return .null
+            }
+        }
+        func record(_ side: UnsafeMutablePointer<OpaquePointer?>, filledFrom other: UnsafeMutablePointer<OpaquePointer?>? = nil) -> FeedItem {
+            let columns = ["id", "title", "updatedAt"]
+            let values = (0..<count).map { value(side[$0] ?? other?[$0] ?? nil) }
+            return try! FeedItem(row: Row(Dictionary(uniqueKeysWithValues: zip(columns, values.map { $0 as (any DatabaseValueConvertible)? }))))
+        }
+        switch op {
+        case SQLITE_INSERT: _ = record(new)
+        case SQLITE_DELETE: _ = record(old)
+        default: _ = (record(old), record(new, filledFrom: old))
+        }
+        counter.count += 1
+    }
+}
+
 let feedRows = singleFeedWrite?.rows ?? 50_000
 let feedRuns = 10
 
@@ -248,45 +301,68 @@ let feedWrites = [
     }),
     FeedWrite(kind: "deleted", form: "a statement per row", write: perRow("DELETE FROM items WHERE id = ?") { [$0] }),
 ]
-let feedCounter = Counter(), fetchCounter = Counter()
-let feedQueues = (bare: try makeFeedQueue(), feed: try makeFeedQueue(), peer: try makeFeedQueue())
+let feedCounter = Counter(), fetchCounter = Counter(), sessionCounter = Counter()
+let feedQueues = (bare: try makeFeedQueue(), feed: try makeFeedQueue(), peer: try makeFeedQueue(), session: try makeFeedQueue())
+let sessionPeer = SessionPeer(counter: sessionCounter)
+precondition(sqlitetriggers_bench_session_available() != 0, "this SQLite has no session extension, the change feeds' peer")
+/// A write with the session peer recording it, and its changes read after the commit.
+func sessionWrite(_ write: (Database) throws -> Void) throws {
+    let peer = sessionPeer
+    try feedQueues.session.writeWithoutTransaction { db in
+        peer.begin(db)
+        try db.inTransaction { try write(db); return .commit }
+        peer.end()
+    }
+}
 let feedObservation = try feedQueues.feed.observeChanges(to: FeedItem.self, scheduling: .immediate) { _ in feedCounter.count += 1 }
 let fetchingObserver = FetchingObserver(counter: fetchCounter)
 feedQueues.peer.add(transactionObserver: fetchingObserver)
 if let single = singleFeedWrite {
     /// The one write callgrind counts; the writes before it (of the same
     /// form) give it rows to update or delete.
-    @inline(never) func measuredFeedWrite(_ queue: DatabaseQueue, _ write: FeedWrite) throws { try queue.write(write.write) }
-    let queue = [feedQueues.bare, feedQueues.feed, feedQueues.peer][single.variant]
+    @inline(never) func measuredFeedWrite(_ queue: DatabaseQueue, _ write: FeedWrite) throws {
+        if queue === feedQueues.session { try sessionWrite(write.write) } else { try queue.write(write.write) }
+    }
+    if single.variant >= 4 {
+        try feedQueues.bare.write(feedWrites[0].write)
+        let decodes = single.variant == 4
+        try measuredFeedWrite(feedQueues.bare, FeedWrite(kind: "decoded", form: decodes ? "records" : "rows") { db in
+            if decodes { try FeedItem.fetchCursor(db, sql: "SELECT * FROM items").forEach { _ in } }
+            else { try Row.fetchCursor(db, sql: "SELECT * FROM items").forEach { _ in } }
+        })
+        exit(0)
+    }
+    let queue = [feedQueues.bare, feedQueues.feed, feedQueues.peer, feedQueues.session][single.variant]
     for earlier in feedWrites.indices where earlier < single.write && earlier / 3 == single.write / 3 {
         try queue.write(feedWrites[earlier].write)
     }
     try measuredFeedWrite(queue, feedWrites[single.write])
     exit(0)
 }
-var feedBest = Array(repeating: (bare: Double.infinity, feed: Double.infinity, peer: Double.infinity), count: feedWrites.count)
+var feedBest = Array(repeating: [Double](repeating: .infinity, count: 4), count: feedWrites.count)
 for _ in 1...feedRuns {
     for (index, feedWrite) in feedWrites.enumerated() {
-        var times: [Double] = []
-        for queue in [feedQueues.bare, feedQueues.feed, feedQueues.peer] {
+        for (variant, queue) in [feedQueues.bare, feedQueues.feed, feedQueues.peer, feedQueues.session].enumerated() {
             let start = DispatchTime.now().uptimeNanoseconds
-            try queue.write(feedWrite.write)
-            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            if variant == 3 { try sessionWrite(feedWrite.write) } else { try queue.write(feedWrite.write) }
+            feedBest[index][variant] = min(feedBest[index][variant], Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         }
-        let best = feedBest[index]
-        feedBest[index] = (min(best.bare, times[0]), min(best.feed, times[1]), min(best.peer, times[2]))
     }
 }
 precondition(feedCounter.count == feedWrites.count * feedRows * feedRuns, "the feed delivered \(feedCounter.count) changes")
 precondition(fetchCounter.count == 4 * feedRows * feedRuns, "the peer fetched \(fetchCounter.count) rows")
+precondition(sessionCounter.count == feedWrites.count * feedRows * feedRuns, "the session delivered \(sessionCounter.count) changes")
 feedObservation.cancel()
+var feedPerRowNs: [(feed: Double, peer: Double, session: Double)] = []
 for (feedWrite, best) in zip(feedWrites, feedBest) {
-    let feedNs = (best.feed - best.bare) / Double(feedRows) * 1e9, peerNs = (best.peer - best.bare) / Double(feedRows) * 1e9
+    let perRow = { (variant: Int) in (best[variant] - best[0]) / Double(feedRows) * 1e9 }
+    feedPerRowNs.append((perRow(1), perRow(2), perRow(3)))
     let what = "change feed, per \(feedWrite.kind) row (\(feedWrite.form)), typed record after commit"
-    if feedWrite.kind == "deleted" {
-        print("ROW\t\(what)\tobserveChanges (old record)\t\(feedNs)\tno peer: a deleted row cannot be fetched (GRDB's observer sees its rowid)\t\tns\t")
-    } else {
-        print("ROW\t\(what)\tobserveChanges\t\(feedNs)\tGRDB TransactionObserver rowids + fetch after commit\t\(peerNs)\tns\t1.0")
+    let records = feedWrite.kind == "updated" ? "old and new records" : feedWrite.kind == "deleted" ? "old record" : "new record"
+    print("ROW\t\(what), against a peer that delivers the same\tobserveChanges\t\(perRow(1))\t"
+          + "SQLite session + changeset + FeedItem(row:) (\(records))\t\(perRow(3))\tns\t1.0")
+    if feedWrite.kind != "deleted" {
+        print("ROW\t\(what)\tobserveChanges\t\(perRow(1))\tGRDB TransactionObserver rowids + fetch after commit (new record only)\t\(perRow(2))\tns\t")
     }
 }
 
@@ -309,6 +385,13 @@ do {
     }
     let decodeNs = (best.records - best.rows) / Double(feedRows)
     print("ROW\tdecoding one typed record (Codable FeedItem(row:), 3 columns, a Date), the floor of typed delivery\tGRDB FeedItem(row:)\t\(decodeNs)\tpaid by the feed and the peer alike; twice by the feed for an update (old and new)\t\tns\t")
+    // Transport: each side's cost less the records it decodes (the feed two
+    // for an update, GRDB's observer one).
+    for (feedWrite, perRow) in zip(feedWrites, feedPerRowNs) where feedWrite.kind != "deleted" {
+        let feedRecords = feedWrite.kind == "updated" ? 2.0 : 1.0
+        print("ROW\tchange feed transport per \(feedWrite.kind) row (\(feedWrite.form)), net of decoding its records\tobserveChanges\t"
+              + "\(perRow.feed - feedRecords * decodeNs)\tGRDB TransactionObserver rowids + fetch, net of decoding\t\(perRow.peer - decodeNs)\tns\t1.0")
+    }
 }
 
 if changeFeedsOnly { exit(0) }

@@ -201,6 +201,41 @@ struct Replica<Record: Hashable> {
         ])
     }
 
+    @Test func aSwiftObserverHearsAFeedInstalledFromSQL() throws {
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db in _ = try Int.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed('FEEDLISTS')") }
+        let heard = Locked<[String]>([])
+        let observation = try dbQueue.writeWithoutTransaction { db in
+            try db.observeCallbackBatches(named: "sqlitetriggers.changes.feedLists") { db, _ in
+                heard.mutate { $0 += (try? String.fetchAll(db, sql: "SELECT arg1 FROM swift_callback_batch")) ?? [] }
+            }
+        }
+        defer { observation.cancel() }
+        let (changes, feed) = try collect(FeedList.self, on: dbQueue)
+        defer { feed.cancel() }
+        #expect(try dbQueue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'") } == 3,
+                "the Swift feed shares the capture the SQL installed")
+        try dbQueue.write { db in try FeedList(id: 1, title: "a").insert(db) }
+        #expect(heard.value == ["insert"])
+        #expect(changes.value == [.inserted(FeedList(id: 1, title: "a"))])
+    }
+
+    @Test func whatCannotBeCapturedExactlyThrowsBeforeAnythingIsDelivered() throws {
+        struct Generated: FetchableRecord, TableRecord { static let databaseTableName = "generated"; init(row: Row) {} }
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db in try db.execute(sql: "CREATE TABLE generated(id INTEGER PRIMARY KEY, v INT, twice INT AS (v * 2))") }
+        let error = try #require(throws: DatabaseError.self) {
+            try dbQueue.observeChanges(to: Generated.self, scheduling: .immediate) { _ in }
+        }
+        #expect(error.message?.contains("generated columns") == true && error.message?.contains("'keys' mode") == true)
+        #expect(try dbQueue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'") } == 0)
+        let keys = Locked<[RecordChange<ChangedKey>]>([])
+        let observation = try dbQueue.observeChangedKeys(of: Generated.self, scheduling: .immediate) { change in keys.mutate { $0.append(change) } }
+        defer { observation.cancel() }
+        try dbQueue.write { db in try db.execute(sql: "INSERT INTO generated(id, v) VALUES (1, 21)") }
+        #expect(keys.value == [.inserted(ChangedKey(rowID: 1, primaryKey: ["id": 1.databaseValue]))])
+    }
+
     @Test func eachTransactionArrivesAsOneValue() throws {
         let dbQueue = try makeQueue()
         let exact = Locked<[CommittedTransaction<FeedList>]>([]), net = Locked<[CommittedTransaction<FeedList>]>([])

@@ -1,13 +1,16 @@
-"""make bench: change feeds against GRDB's TransactionObserver, in instructions.
+"""make bench: change feeds against their peers, in instructions.
 
 The times that sqlitetriggers-bench prints for change feeds drift by tens
 of percent from run to run on a busy virtual machine; instruction counts do
 not.  For each write (one statement for all rows, or one statement per
 row), this runs `sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS`
-under callgrind for the bare queue, the change feed and the peer, counting
-only inside the measured write (commit and delivery included), over two row
-counts so that what is counted once cancels out.  The bench binary is copied
-without its debug information first: valgrind cannot read Swift's.
+under callgrind for the bare queue, the change feed, GRDB's observer and
+the session peer, counting only inside the measured write (commit and
+delivery included), over two row counts so that what is counted once
+cancels out.  Then the decoding floor (a cursor decoding records, less the
+same cursor stepping rows), so that transport can be shown net of the
+records each side decodes.  The bench binary is copied without its debug
+information first: valgrind cannot read Swift's.
 
 Usage: feed_instructions.py BENCH_BINARY WORK_DIRECTORY; prints ROW lines
 for report.py, or nothing (and says why) without valgrind.
@@ -17,10 +20,12 @@ import shutil
 import subprocess
 import sys
 
-# The writes of sqlitetriggers-bench's feedWrites that have a peer.
-WRITES = {0: ("inserted", "one statement"), 1: ("updated", "one statement"),
-          3: ("inserted", "a statement per row"), 4: ("updated", "a statement per row")}
-VARIANTS = {"bare": 0, "feed": 1, "peer": 2}
+# sqlitetriggers-bench's feedWrites; deletes have no GRDB peer (a deleted
+# row cannot be fetched).
+WRITES = {0: ("inserted", "one statement"), 1: ("updated", "one statement"), 2: ("deleted", "one statement"),
+          3: ("inserted", "a statement per row"), 4: ("updated", "a statement per row"),
+          5: ("deleted", "a statement per row")}
+VARIANTS = {"bare": 0, "feed": 1, "peer": 2, "session": 3, "decode": 4, "step": 5}
 
 
 def count(binary, variant, write, rows):
@@ -52,11 +57,25 @@ def main():
     shutil.copyfile(sys.argv[1], binary)
     os.chmod(binary, 0o755)
     subprocess.run(["strip", "--strip-debug", binary], check=True)
+    decode = per_row(binary, VARIANTS["decode"], 0) - per_row(binary, VARIANTS["step"], 0)
+    print(f"ROW\tdecoding one typed record, instructions (callgrind)\tGRDB FeedItem(row:)\t{decode}\t\t\tinstructions\t",
+          flush=True)
     for write, (kind, form) in WRITES.items():
-        bare, feed, peer = (per_row(binary, VARIANTS[v], write) for v in ("bare", "feed", "peer"))
-        print(f"ROW\tchange feed, instructions per {kind} row ({form}), callgrind, net of the bare write"
-              f"\tobserveChanges\t{feed - bare}\tGRDB TransactionObserver rowids + fetch after commit"
-              f"\t{peer - bare}\tinstructions\t", flush=True)
+        bare = per_row(binary, VARIANTS["bare"], write)
+        feed, session = (per_row(binary, VARIANTS[v], write) - bare for v in ("feed", "session"))
+        print(f"ROW\tchange feed, instructions per {kind} row ({form}), against a peer that delivers the same"
+              f"\tobserveChanges\t{feed}\tSQLite session + changeset + FeedItem(row:)\t{session}\tinstructions\t1.0",
+              flush=True)
+        if kind == "deleted":
+            continue
+        peer = per_row(binary, VARIANTS["peer"], write) - bare
+        records = 2 if kind == "updated" else 1
+        print(f"ROW\tchange feed, instructions per {kind} row ({form}), net of the bare write"
+              f"\tobserveChanges\t{feed}\tGRDB TransactionObserver rowids + fetch after commit"
+              f"\t{peer}\tinstructions\t", flush=True)
+        print(f"ROW\tchange feed transport, instructions per {kind} row ({form}), net of decoding its records"
+              f"\tobserveChanges ({records} record{'s' if records > 1 else ''})\t{feed - records * decode}"
+              f"\tGRDB TransactionObserver rowids + fetch (1 record)\t{peer - decode}\tinstructions\t1.0", flush=True)
     return 0
 
 
