@@ -113,11 +113,18 @@ $(BUILD)/test_oom: Tests/c/oom/test_oom.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 $(BUILD):
 	@mkdir -p $@
 
-# Peers and a newer SQLite for comparisons, in a venv of our own.
+# Peers and a newer SQLite for comparisons, in a venv of our own; and
+# apsw with each SQLite version Apple ships, one folder each (one apsw per
+# process; Tests/python/test_apple_sqlite_versions.py).
+APPLE_APSW := 3.39.4.0 3.43.2.0 3.51.0.0
 $(VENV)/.ready: | $(BUILD)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check \
 	  'apsw==3.54.1.0' 'sqlean.py==3.50.4.5'
+	for version in $(APPLE_APSW); do \
+	  $(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps \
+	    --target $(BUILD)/apple-apsw/$$version "apsw==$$version" || exit 1; \
+	done
 	touch $@
 
 $(BUILD)/bench_callback: Tests/bench/callback.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
