@@ -370,6 +370,8 @@ struct CallbackState {
   int isEnlisted;             /* xBegin seen, no xCommit/xRollback yet */
   sqlite3_int64 iTransaction; /* transactions ended so far */
   char zSpoiledBy[128];       /* a captured table whose change was lost */
+  const char *zSpoiledReason; /* why, a static string */
+  int spoiledRc;              /* and the COMMIT's error code */
   int isEnlisting;            /* our own INSERT is running */
   EventList queue;            /* committed, not yet delivered */
   int isDelivering;
@@ -945,10 +947,10 @@ static int pendingSync(sqlite3_vtab *pVtab){
   /* A transaction whose capture lost a change cannot commit
   ** (change_capture.c), nor one during which its hook was taken. */
   if( pState->zSpoiledBy[0] ){
-    zErr = sqlite3_mprintf("change capture of \"%s\": a change could not be "
-                           "recorded (out of memory), so this transaction cannot "
-                           "commit without its feed losing it", pState->zSpoiledBy);
-    rc = SQLITE_NOMEM;
+    zErr = sqlite3_mprintf("change capture of \"%s\": %s; this transaction cannot "
+                           "commit without its feed losing changes", pState->zSpoiledBy,
+                           pState->zSpoiledReason);
+    rc = pState->spoiledRc;
   }
   if( rc==SQLITE_OK ) rc = sqlitetriggers_capture_sync(pTab->p, &zErr);
   if( rc!=SQLITE_OK ){
@@ -1227,11 +1229,17 @@ sqlite3_int64 sqlitetriggers_callback_transaction(Connection *p){
   return p->pCallbacks->iTransaction;
 }
 
-/* A captured change of zTable was lost: the transaction must not commit. */
-void sqlitetriggers_callback_spoil(Connection *p, const char *zTable){
+/* The capture of zTable cannot be exact in this transaction, for zReason
+** (a static string): the transaction must not commit, and its COMMIT fails
+** with rc.  The first reason stays. */
+void sqlitetriggers_callback_spoil(Connection *p, const char *zTable, int rc,
+                                   const char *zReason){
   CallbackState *pState = p->pCallbacks;
+  if( pState->zSpoiledBy[0] ) return;
   sqlite3_snprintf((int)sizeof(pState->zSpoiledBy), pState->zSpoiledBy, "%s", zTable);
   if( pState->zSpoiledBy[0]==0 ) memcpy(pState->zSpoiledBy, "?", 2);
+  pState->zSpoiledReason = zReason;
+  pState->spoiledRc = rc;
 }
 
 /* Keeps a captured change with the open transaction (the caller checked

@@ -34,18 +34,21 @@
 **   makes it (callback.c's virtual table, told of every savepoint, commit
 **   and rollback).  So each captured table has three TEMP triggers, BEFORE
 **   INSERT, UPDATE and DELETE, whose body is
-**     SELECT sqlitetriggers_change_capture('T', MODE)
+**     SELECT sqlitetriggers_change_capture('T', MODE, KIND)
 **   A BEFORE trigger of the table runs before any change of one of its
 **   rows (a foreign-key action and an upsert run the table's triggers too;
 **   REPLACE deletes only within a statement that fired one), so the
-**   transaction is joined before the hook sees a change.  The function
-**   also checks, once per transaction and table, that the capture still
-**   fits: the table exists under that name, its width fits an event, and
-**   the preupdate hook is ours.  Its triggers name no column, so ALTER
-**   TABLE ... DROP COLUMN and ADD COLUMN work with a capture installed;
-**   after RENAME TO, the next write fails, naming the capture and the
-**   remedy.  The triggers are the capture: a new registration of the
-**   extension on the connection captures from their next firing on.
+**   transaction is joined before the hook sees a change, and the change
+**   is announced: the hook records only announced changes (see
+**   captureHook).  The function also checks, once per transaction and
+**   table, that the capture still fits: the table exists under that name,
+**   its three triggers exist, its width fits an event, and the preupdate
+**   hook is ours.  Its triggers name no column, so ALTER TABLE ... DROP
+**   COLUMN and ADD COLUMN work with a capture installed; after RENAME TO,
+**   the next write fails, naming the capture and the remedy.  The triggers
+**   are the capture: a table recreated under the same name (a migration)
+**   is not captured until its feed is installed again, and a new
+**   registration of the extension captures from their next firing on.
 **
 ** WHAT FAILS LOUDLY
 **   - A host that does not give extensions the preupdate hook (a SQLite
@@ -57,9 +60,10 @@
 **     SQLite's interface cannot chain to a hook it did not set.  The next
 **     transaction that changes a captured table fails, and so does the
 **     COMMIT of one during which the hook was taken.
-**   - A change that could not be recorded (out of memory, or a change
-**     made while the capture's triggers were dropped by hand): the COMMIT
-**     fails, or, outside a transaction we joined, the next capture does.
+**   - A change that could not be recorded (out of memory), or a captured
+**     table renamed and written in the same transaction: the COMMIT fails.
+**     A capture missing one of its triggers (dropped by hand, or an
+**     install that ran out of memory) fails the next write that fires one.
 **   - Generated columns in 'rows' mode (the hook does not see the values
 **     of VIRTUAL ones) and tables too wide for an event (126 arguments):
 **     installing fails, naming the remedy.
@@ -167,7 +171,9 @@ struct CapturedTable {
   int nKey;                   /* keys mode: the key's column indexes */
   int *aKey;
   sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
-  int nLost;                  /* changes seen but not recorded */
+  sqlite3_int64 iArmedTransaction;    /* of the counts below */
+  int anArmed[3];             /* BEFORE INSERT, UPDATE, DELETE firings not yet
+                              ** matched by a change (see captureHook) */
 };
 
 struct CaptureState {
@@ -266,6 +272,40 @@ static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
   return i;
 }
 
+/* A captured table's BEFORE trigger of kind ran: its change is expected. */
+static void captureArm(Connection *p, CapturedTable *pTab, int iKind){
+  sqlite3_int64 iTransaction = sqlitetriggers_callback_transaction(p);
+  if( pTab->iArmedTransaction!=iTransaction ){
+    memset(pTab->anArmed, 0, sizeof(pTab->anArmed));
+    pTab->iArmedTransaction = iTransaction;
+  }
+  pTab->anArmed[iKind]++;
+}
+
+/* 1 if main.zTable exists (0 if it does not, or if this SQLite cannot
+** say without running SQL, which a hook must not). */
+static int captureTableExists(sqlite3 *db, const char *zTable){
+#ifdef SQLITE_CORE
+  return sqlite3_table_column_metadata(db, "main", zTable, 0, 0, 0, 0, 0, 0)==SQLITE_OK;
+#else
+  if( sqlite3_api->table_column_metadata==0 ) return 1;
+  return sqlite3_table_column_metadata(db, "main", zTable, 0, 0, 0, 0, 0, 0)==SQLITE_OK;
+#endif
+}
+
+/*
+** The hook.  A change of a captured table is recorded when the table's
+** BEFORE trigger of the same kind announced it (captureArm), so that only
+** the table the capture's triggers are on is captured: a new table of the
+** same name (a migration that recreates it) has no triggers and is not,
+** and neither is a table whose triggers were dropped.  A row that REPLACE
+** deletes fires no DELETE trigger while recursive_triggers is off: a
+** deletion inside an announced insert or update of the table is recorded
+** too.  A change of a table the capture does not know, while a captured
+** table whose name no longer exists has announced a change, is that table
+** under a new name (ALTER TABLE ... RENAME TO in this transaction): the
+** transaction cannot commit.
+*/
 static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
                         const char *zTable, sqlite3_int64 iKey1,
                         sqlite3_int64 iKey2){
@@ -273,23 +313,39 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
   CaptureState *pCap = p->pCapture;
   CapturedTable *pTab;
   ArgView aView[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
-  int n = 1;
+  int n = 1, iKind = op==SQLITE_INSERT ? 0 : op==SQLITE_UPDATE ? 1 : 2, i;
+  sqlite3_int64 iTransaction;
   if( pCap==0 || pCap->nTable==0 || strcmp(zDb, "main")!=0 ) return;
-  if( (pTab = capturedTableFind(pCap, zTable))==0 ) return;
-  if( !sqlitetriggers_callback_is_enlisted(p)
-   || pTab->iCheckedTransaction!=sqlitetriggers_callback_transaction(p) ){
-    pTab->nLost++;        /* its triggers did not run: dropped by hand */
+  if( !sqlitetriggers_callback_is_enlisted(p) ) return;   /* nothing announced */
+  iTransaction = sqlitetriggers_callback_transaction(p);
+  if( (pTab = capturedTableFind(pCap, zTable))==0 ){
+    for(i=0; i<pCap->nTable; i++){
+      CapturedTable *pArmed = pCap->aTable[i];
+      if( pArmed->iArmedTransaction==iTransaction
+       && (pArmed->anArmed[0] || pArmed->anArmed[1] || pArmed->anArmed[2])
+       && !captureTableExists(db, pArmed->zTable) ){
+        sqlitetriggers_callback_spoil(p, pArmed->zTable, SQLITE_ERROR,
+            "renamed in this transaction (ALTER TABLE ... RENAME TO): install its feed "
+            "under the new name after the rename's own transaction");
+      }
+    }
     return;
   }
+  if( pTab->iArmedTransaction!=iTransaction ) return;
+  if( pTab->anArmed[iKind]>0 ){
+    pTab->anArmed[iKind]--;
+  }else if( !(iKind==2 && (pTab->anArmed[0] || pTab->anArmed[1])) ){
+    return;                                     /* not announced */
+  }
   aView[0].eType = SQLITE_TEXT;
-  aView[0].z = (const unsigned char*)(op==SQLITE_INSERT ? "insert"
-                                      : op==SQLITE_UPDATE ? "update" : "delete");
+  aView[0].z = (const unsigned char*)(iKind==0 ? "insert" : iKind==1 ? "update" : "delete");
   aView[0].nByte = (int)strlen((const char*)aView[0].z);
   if( op!=SQLITE_INSERT ) n = captureSide(pCap, pTab, db, 0, iKey1, aView, n);
   if( op!=SQLITE_DELETE && n>0 ) n = captureSide(pCap, pTab, db, 1, iKey2, aView, n);
   if( n<0 || sqlitetriggers_callback_record(p, pTab->zEvent, pTab->nEvent, n, aView)!=SQLITE_OK ){
     /* The hook cannot fail the statement: the transaction cannot commit. */
-    sqlitetriggers_callback_spoil(p, pTab->zTable);
+    sqlitetriggers_callback_spoil(p, pTab->zTable, SQLITE_NOMEM,
+                                  "a change could not be recorded (out of memory)");
   }
 }
 
@@ -474,6 +530,7 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     if( pTab ){
       memset(pTab, 0, sizeof(*pTab));
       pTab->iCheckedTransaction = -1;
+      pTab->iArmedTransaction = -1;
       pTab->zTable = zCanonical;
       zCanonical = 0;
       pTab->zEvent = sqlite3_mprintf(CAPTURE_EVENT_PREFIX "%s", pTab->zTable);
@@ -497,13 +554,6 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     pTab->isKeysOnly = isKeysOnly;
   }
   sqlite3_free(fresh.aKey);
-  if( rc==SQLITE_OK && pTab->nLost ){
-    zErr = sqlite3_mprintf("change capture of \"%s\": %d changes were made while "
-        "its triggers were missing (dropped by hand?) and were not recorded",
-        pTab->zTable, pTab->nLost);
-    pTab->nLost = 0;
-    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
   if( rc==SQLITE_OK && nTrigger<3 ){
     /* A change the missing trigger's statements make would go unseen. */
     zErr = captureError(pTab->zTable, "some of its triggers are missing (an install "
@@ -528,17 +578,23 @@ static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   CapturedTable *pTab;
   const char *zTable = (const char*)sqlite3_value_text(argv[0]);
   const char *zMode = (const char*)sqlite3_value_text(argv[1]);
+  const char *zKind = (const char*)sqlite3_value_text(argv[2]);
+  int iKind = zKind==0 ? -1 : strcmp(zKind, "insert")==0 ? 0 : strcmp(zKind, "update")==0 ? 1
+            : strcmp(zKind, "delete")==0 ? 2 : -1;
   (void)argc;
-  if( zTable==0 || zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys")) ){
-    sqlite3_result_error(ctx, "sqlitetriggers_change_capture: called by a change "
-                              "feed's triggers with its table and 'rows' or 'keys'", -1);
+  if( zTable==0 || zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys")) || iKind<0 ){
+    sqlite3_result_error(ctx, "sqlitetriggers_change_capture: called by a change feed's "
+                              "triggers with its table, 'rows' or 'keys', and its kind", -1);
     return;
   }
   if( (pCap = captureState(p))==0 ){ sqlite3_result_error_nomem(ctx); return; }
   /* The common case, once checked in this transaction: a lookup. */
   pTab = capturedTableFind(pCap, zTable);
   if( pTab && sqlitetriggers_callback_is_enlisted(p)
-   && pTab->iCheckedTransaction==sqlitetriggers_callback_transaction(p) ) return;
+   && pTab->iCheckedTransaction==sqlitetriggers_callback_transaction(p) ){
+    captureArm(p, pTab, iKind);
+    return;
+  }
   if( !pCap->hasApi ){
     char *zErr = captureError(zTable, NO_PREUPDATE_HOOK);
     sqlite3_result_error(ctx, zErr ? zErr : NO_PREUPDATE_HOOK, -1);
@@ -546,10 +602,11 @@ static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
     return;
   }
   if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ) return;
-  captureEnter(ctx, p, pCap, zTable, strcmp(zMode, "keys")==0);
+  pTab = captureEnter(ctx, p, pCap, zTable, strcmp(zMode, "keys")==0);
+  if( pTab ) captureArm(p, pTab, iKind);
 }
 
 int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p){
-  return sqlitetriggers_connection_create_function(db, "sqlitetriggers_change_capture", 2,
+  return sqlitetriggers_connection_create_function(db, "sqlitetriggers_change_capture", 3,
                                                    SQLITE_DIRECTONLY, p, changeCaptureFunc);
 }

@@ -30,6 +30,11 @@
 **       'rows' mode, a table too wide for an event).  Direct-only: a schema
 **       stored in a database file can never install triggers.
 **
+**   sqlitetriggers_change_feed_mode(TABLE)
+**       The mode of the capture installed on main.TABLE, 'rows' or 'keys',
+**       or NULL when none is (read from its insert trigger, as written by
+**       this file).
+**
 **   sqlitetriggers_change_feed_sql(TABLE, MODE)
 **       The CREATE TEMP TRIGGER statements that sqlitetriggers_change_feed
 **       runs, checked as it checks them, for hosts that keep triggers
@@ -58,9 +63,9 @@ static char *feedCreateSql(const char *zTable, const char *zMode){
   for(i=0; i<3; i++){
     sqlite3_str_appendf(pOut,
         "CREATE TEMP TRIGGER \"sqlitetriggers_changes_%w_%s\" BEFORE %s ON \"main\".\"%w\""
-        " FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('%q', '%s'); END;\n",
+        " FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('%q', '%s', '%s'); END;\n",
         zTable, aKind[i], i==0 ? "INSERT" : i==1 ? "UPDATE" : "DELETE", zTable,
-        zTable, zMode);
+        zTable, zMode, aKind[i]);
   }
   if( sqlite3_str_errcode(pOut) ){
     sqlite3_free(sqlite3_str_finish(pOut));
@@ -148,6 +153,35 @@ static void changeFeedFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_free(zTable);
 }
 
+static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zTable = (const char*)sqlite3_value_text(argv[0]);
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  (void)argc;
+  if( zTable==0 ){
+    feedError(ctx, "sqlitetriggers_change_feed_mode", "expects a table name");
+    return;
+  }
+  /* feedCreateSql() writes the mode as the capture call's second argument. */
+  rc = sqlite3_prepare_v2(db, "SELECT CASE WHEN instr(sql, ', ''keys'', ''insert'')') THEN 'keys' ELSE 'rows' END"
+                              " FROM temp.sqlite_master WHERE type = 'trigger'"
+                              " AND name = 'sqlitetriggers_changes_' || ?1 || '_insert'", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      sqlite3_result_value(ctx, sqlite3_column_value(pStmt, 0));
+      rc = SQLITE_OK;
+    }else if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
+  else if( rc!=SQLITE_OK ) feedError(ctx, "sqlitetriggers_change_feed_mode", sqlite3_errmsg(db));
+}
+
 static void changeFeedSqlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   const char *zMode = 0;
   char *zTable = feedArguments(ctx, "sqlitetriggers_change_feed_sql", argc, argv, 0, &zMode);
@@ -169,6 +203,10 @@ int sqlitetriggers_register_change_feed_functions(sqlite3 *db, Connection *p){
   if( rc==SQLITE_OK ){
     rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_change_feed_sql", 2,
                                                    SQLITE_DIRECTONLY, p, changeFeedSqlFunc);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_change_feed_mode", 1,
+                                                   SQLITE_DIRECTONLY, p, changeFeedModeFunc);
   }
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_capture_functions(db, p);
   return rc;

@@ -128,7 +128,8 @@ int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue);
 int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p, const char *zFunc);
 int sqlitetriggers_callback_is_enlisted(Connection *p);
 sqlite3_int64 sqlitetriggers_callback_transaction(Connection *p);
-void sqlitetriggers_callback_spoil(Connection *p, const char *zTable);
+void sqlitetriggers_callback_spoil(Connection *p, const char *zTable, int rc,
+                                   const char *zReason);
 int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
                                    int nArg, const ArgView *aView);
 CallbackState *sqlitetriggers_callback_state_create(void);

@@ -183,10 +183,7 @@ extension ChangeFeed {
     /// columns by name), and a row feed replaces a keys-only capture.
     /// Drops the installed capture when it must change.
     func captureMode(_ db: Database, table: String) throws -> String {
-        let installed = try String.fetchOne(db, sql: """
-            SELECT CASE WHEN sql LIKE '%''keys'')%' THEN 'keys' ELSE 'rows' END FROM temp.sqlite_master
-            WHERE type = 'trigger' AND name = 'sqlitetriggers_changes_' || ? || '_insert'
-            """, arguments: [table])
+        let installed = try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed_mode(?)", arguments: [table])
         let mode = isKeysOnly && installed != "rows" ? "keys" : "rows"
         if let installed, installed != mode { try Self.captureRule(db, table: table, mode: installed).drop().execute(db) }
         return mode

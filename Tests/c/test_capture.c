@@ -6,7 +6,8 @@
 ** (compiled into the system SQLite) recording the same tables.  A
 ** connection has one preupdate hook, so the two cannot share a connection.
 ** Every path that rewrites a row is in the mix: other TEMP triggers
-** writing the same row and other tables, foreign-key actions (CASCADE, SET
+** writing the same row, other rows of the same table (from a BEFORE
+** trigger too) and other tables, foreign-key actions (CASCADE, SET
 ** NULL, ON UPDATE CASCADE, a self-reference), INSERT and UPDATE OR REPLACE
 ** over the key and over UNIQUE columns, upserts, RAISE(ABORT), failing
 ** statements, savepoints, ROLLBACK TO and ROLLBACK, in both
@@ -55,7 +56,11 @@ static const char zSchema[] =
   "CREATE TEMP TRIGGER itemsBump AFTER UPDATE ON main.items WHEN new.flag IS old.flag BEGIN"
   "  UPDATE items SET flag = flag + 1 WHERE id = new.id; END;"
   "CREATE TEMP TRIGGER tagsRefuse BEFORE INSERT ON main.tags WHEN new.label = 'bad' BEGIN"
-  "  SELECT RAISE(ABORT, 'bad label'); END;";
+  "  SELECT RAISE(ABORT, 'bad label'); END;"
+  /* A BEFORE trigger writing other rows of its own table: their changes
+  ** come between the row's announcement and its change. */
+  "CREATE TEMP TRIGGER tagsUnshare BEFORE UPDATE ON main.tags WHEN new.label = 'HOME' BEGIN"
+  "  UPDATE tags SET itemId = NULL WHERE id <> new.id AND itemId IS new.itemId; END;";
 
 /* ---- values as text ---------------------------------------------------- */
 

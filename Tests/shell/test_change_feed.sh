@@ -263,7 +263,7 @@ SELECT name FROM swift_callback_log;" \
   "3
 sqlitetriggers.changes.Lists"
 
-check "triggers dropped by hand: the lost changes are reported by the next capture" \
+check "a trigger dropped by hand: the capture no longer sees those writes, and the next write that fires another fails naming the cause" \
   "$T
 SELECT sqlitetriggers_change_feed('t');
 INSERT INTO t(v) VALUES ('a');
@@ -272,16 +272,16 @@ INSERT INTO t(v) VALUES ('b');
 UPDATE t SET n = 1 WHERE v = 'a';
 SELECT count(*) FROM swift_callback_log;" \
   "3
-Runtime error near line 7: change capture of \"t\": 1 changes were made while its triggers were missing (dropped by hand?) and were not recorded
+Runtime error near line 7: change capture of \"t\": some of its triggers are missing (an install that ran out of memory, or dropped by hand): install the feed again
 1"
 
 check "sqlitetriggers_change_feed_sql gives the statements the installer runs" \
   "$T
 SELECT sqlitetriggers_change_feed_sql('t', 'keys');
 SELECT sqlitetriggers_change_feed_sql('t', 'off');" \
-  "CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_insert\" BEFORE INSERT ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys'); END;
-CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_update\" BEFORE UPDATE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys'); END;
-CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_delete\" BEFORE DELETE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys'); END;
+  "CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_insert\" BEFORE INSERT ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'insert'); END;
+CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_update\" BEFORE UPDATE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'update'); END;
+CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_delete\" BEFORE DELETE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'delete'); END;
 
 Runtime error near line 4: sqlitetriggers_change_feed_sql: MODE is 'rows' or 'keys'"
 
@@ -319,3 +319,43 @@ SELECT count(*) FROM temp.swift_callback_pending WHERE tx IS NOT NULL;" \
 3|2|update
 4|2|update
 0"
+
+check "RENAME TO inside a transaction that already wrote the table: the COMMIT fails, nothing is lost" \
+  "$T
+SELECT sqlitetriggers_change_feed('t');
+BEGIN; INSERT INTO t(v) VALUES ('a'); ALTER TABLE t RENAME TO u; INSERT INTO u(v) VALUES ('b');
+COMMIT;
+SELECT count(*) FROM swift_callback_log;
+SELECT count(*) FROM sqlite_master WHERE name = 't';" \
+  "3
+Runtime error near line 5: change capture of \"t\": renamed in this transaction (ALTER TABLE ... RENAME TO): install its feed under the new name after the rename's own transaction; this transaction cannot commit without its feed losing changes
+0
+1"
+
+check "a migration that recreates the table under its name: no false alarm; the new table is captured once installed again" \
+  "$T
+SELECT sqlitetriggers_change_feed('t');
+INSERT INTO t(v) VALUES ('a');
+BEGIN; ALTER TABLE t RENAME TO t_old; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE, n INT, w INT);
+INSERT INTO t(id, v) SELECT id, v FROM t_old; DROP TABLE t_old; COMMIT;
+INSERT INTO t(v) VALUES ('b');
+SELECT sqlitetriggers_change_feed('t');
+INSERT INTO t(v) VALUES ('c');
+$LOG" \
+  "3
+3
+1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
+2 sqlitetriggers.changes.t [\"insert\",3,3,\"c\",null,null]"
+
+check "sqlitetriggers_change_feed_mode reads the installed capture's mode" \
+  "$T
+SELECT quote(sqlitetriggers_change_feed_mode('t'));
+SELECT sqlitetriggers_change_feed('t', 'keys');
+SELECT sqlitetriggers_change_feed_mode('t');
+SELECT sqlitetriggers_change_feed('t');
+SELECT sqlitetriggers_change_feed_mode('t');" \
+  "NULL
+3
+keys
+3
+rows"
