@@ -67,6 +67,11 @@
 **   - Generated columns in 'rows' mode (the hook does not see the values
 **     of VIRTUAL ones) and tables too wide for an event (126 arguments):
 **     installing fails, naming the remedy.
+**
+** WHAT IT FIXES UP
+**   A row stored before ALTER TABLE ... ADD COLUMN lacks the new column;
+**   the hook reports its old value as NULL where SELECT reads the default.
+**   The old side gets the default (captureOldValue), in rowid tables.
 */
 #if !defined(SQLITE_CORE) && !defined(_WIN32) && !defined(_GNU_SOURCE)
 # define _GNU_SOURCE          /* dladdr() in glibc */
@@ -74,6 +79,7 @@
 #include "sqlitetriggers_internal.h"
 
 #include <assert.h>
+#include <stddef.h>
 #if !defined(SQLITE_CORE) && !defined(_WIN32)
 # include <dlfcn.h>
 #endif
@@ -170,6 +176,10 @@ struct CapturedTable {
   int hasRowid;
   int nKey;                   /* keys mode: the key's column indexes */
   int *aKey;
+  /* A rowid table's column defaults in 'rows' mode (NULL where none), for
+  ** rows stored before ALTER TABLE ... ADD COLUMN: see captureOldValue. */
+  sqlite3_value **apDefault;
+  int nDefault;
   sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
   sqlite3_int64 iArmedTransaction;    /* of the counts below */
   int anArmed[3];             /* BEFORE INSERT, UPDATE, DELETE firings not yet
@@ -185,8 +195,15 @@ struct CaptureState {
   int nTable;
 };
 
+static void capturedDefaultsFree(sqlite3_value **apDefault, int nDefault){
+  int i;
+  for(i=0; i<nDefault; i++) sqlite3_value_free(apDefault[i]);
+  sqlite3_free(apDefault);
+}
+
 static void capturedTableFree(CapturedTable *pTab){
   if( pTab==0 ) return;
+  capturedDefaultsFree(pTab->apDefault, pTab->nDefault);
   sqlite3_free(pTab->zTable);
   sqlite3_free(pTab->zEvent);
   sqlite3_free(pTab->aKey);
@@ -247,11 +264,42 @@ void sqlitetriggers_capture_free(Connection *p){
 
 /* ---- the hook ---------------------------------------------------------- */
 
+/*
+** The old value of column iCol, given what sqlite3_preupdate_old() gave.
+** A row stored before ALTER TABLE ... ADD COLUMN lacks the new columns,
+** which SELECT reads as their default; sqlite3_preupdate_old() gives NULL
+** for them, and a NULL of its own (one static value) rather than one of the
+** row's unpacked values, which sit in one array, column after column.  So a
+** NULL that is not at its column's place in that array (found from columns
+** 0 and 1, which a table always stored unless it began with one column) is
+** a missing column: its default.  Rowid tables only (a WITHOUT ROWID
+** table's values sit in its key's order).  aFirst holds columns 0 and 1's
+** values as given, in order.
+*/
+static sqlite3_value *captureOldValue(CapturedTable *pTab, int iCol, sqlite3_value *pValue,
+                                      sqlite3_value **aFirst){
+  const char *zBase, *zValue = (const char*)pValue;
+  ptrdiff_t stride;
+  int isMissing;
+  if( iCol<2 ) aFirst[iCol] = pValue;
+  if( iCol==0 || iCol>=pTab->nDefault || pTab->apDefault[iCol]==0
+   || sqlite3_value_type(pValue)!=SQLITE_NULL ) return pValue;
+  zBase = (const char*)aFirst[0];
+  stride = (const char*)aFirst[1] - zBase;
+  if( stride>0 && stride<=512 ){
+    isMissing = zValue!=zBase + iCol*stride;
+  }else{
+    isMissing = 1;    /* column 1 itself is missing: so are those after it */
+  }
+  return isMissing ? pTab->apDefault[iCol] : pValue;
+}
+
 /* Describes side (old or new) of the current change into aView from i on;
 ** returns the next index, or -1 when out of memory. */
 static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
                        int isNew, sqlite3_int64 iRowid, ArgView *aView, int i){
   int (*xValue)(sqlite3*, int, sqlite3_value**) = isNew ? pCap->api.xNew : pCap->api.xOld;
+  sqlite3_value *aFirst[2] = { 0, 0 };
   int iCol, nCol = pTab->isKeysOnly ? pTab->nKey : pCap->api.xCount(db);
   if( pTab->hasRowid ){
     aView[i].eType = SQLITE_INTEGER;
@@ -266,8 +314,9 @@ static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
     sqlite3_value *pValue = 0;
     int iTableCol = pTab->isKeysOnly ? pTab->aKey[iCol] : iCol;
     if( i>=SQLITETRIGGERS_MAX_CALLBACK_ARGS ) return -1;   /* widened since */
-    if( xValue(db, iTableCol, &pValue)!=SQLITE_OK || pValue==0
-     || !sqlitetriggers_arg_view_read(&aView[i], pValue) ) return -1;
+    if( xValue(db, iTableCol, &pValue)!=SQLITE_OK || pValue==0 ) return -1;
+    if( !isNew && pTab->apDefault ) pValue = captureOldValue(pTab, iCol, pValue, aFirst);
+    if( !sqlitetriggers_arg_view_read(&aView[i], pValue) ) return -1;
   }
   return i;
 }
@@ -391,6 +440,46 @@ static char *captureError(const char *zTable, const char *zReason){
   return sqlite3_mprintf("change capture of \"%s\": %s", zTable, zReason);
 }
 
+/* The constant defaults of zTable's columns into pTab->apDefault (NULL
+** when no column has one).  ALTER TABLE ... ADD COLUMN takes constant
+** defaults only, so evaluating one once gives what SELECT reads. */
+static int captureReadDefaults(sqlite3 *db, const char *zTable, int nColumn, CapturedTable *pTab){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  capturedDefaultsFree(pTab->apDefault, pTab->nDefault);
+  pTab->apDefault = 0;
+  pTab->nDefault = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT cid, dflt_value FROM pragma_table_xinfo(?1, 'main')"
+                              " WHERE dflt_value IS NOT NULL AND upper(dflt_value) <> 'NULL'", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    int iCol = sqlite3_column_int(pStmt, 0);
+    const char *zDefault = (const char*)sqlite3_column_text(pStmt, 1);
+    char *zSql = zDefault ? sqlite3_mprintf("SELECT %s", zDefault) : 0;
+    sqlite3_stmt *pValue = 0;
+    if( zSql==0 ){ rc = SQLITE_NOMEM; break; }
+    if( pTab->apDefault==0 ){
+      pTab->apDefault = sqlite3_malloc64((sqlite3_uint64)nColumn*sizeof(sqlite3_value*));
+      if( pTab->apDefault==0 ){ sqlite3_free(zSql); rc = SQLITE_NOMEM; break; }
+      memset(pTab->apDefault, 0, nColumn*sizeof(sqlite3_value*));
+      pTab->nDefault = nColumn;
+    }
+    /* A default that does not evaluate alone (CURRENT_TIMESTAMP does; a
+    ** column name never can) is left out: such a column was not added by
+    ** ALTER TABLE. */
+    if( iCol>=0 && iCol<nColumn
+     && sqlite3_prepare_v2(db, zSql, -1, &pValue, 0)==SQLITE_OK
+     && sqlite3_step(pValue)==SQLITE_ROW ){
+      pTab->apDefault[iCol] = sqlite3_value_dup(sqlite3_column_value(pValue, 0));
+      if( pTab->apDefault[iCol]==0 ) rc = SQLITE_NOMEM;
+    }
+    sqlite3_finalize(pValue);
+    sqlite3_free(zSql);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  return rc;
+}
+
 /*
 ** Checks that main.zTable can be captured in the mode asked, and reads what
 ** the hook needs into *pTab (zTable and zEvent set by the caller).  SQLITE_OK;
@@ -449,6 +538,10 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
   if( rc!=SQLITE_OK ) return rc;
   pTab->nKey = nKey;
   pTab->isKeysOnly = isKeysOnly;
+  if( !isKeysOnly && pTab->hasRowid && !nGenerated ){
+    rc = captureReadDefaults(db, *pzCanonical, nColumn, pTab);
+    if( rc!=SQLITE_OK ) return rc;
+  }
   if( !isKeysOnly && nGenerated ){
     *pzErr = captureError(*pzCanonical, "the table has generated columns, whose values "
         "SQLite's preupdate hook does not give: capture it in 'keys' mode");
@@ -482,6 +575,7 @@ int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOn
   memset(&probe, 0, sizeof(probe));
   rc = captureRead(p->db, zTable, isKeysOnly, 0, &probe, pzCanonical, pzErr);
   sqlite3_free(probe.aKey);
+  capturedDefaultsFree(probe.apDefault, probe.nDefault);
   return rc;
 }
 
@@ -552,8 +646,14 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     pTab->nKey = fresh.nKey;
     pTab->hasRowid = fresh.hasRowid;
     pTab->isKeysOnly = isKeysOnly;
+    capturedDefaultsFree(pTab->apDefault, pTab->nDefault);
+    pTab->apDefault = fresh.apDefault;
+    pTab->nDefault = fresh.nDefault;
+    fresh.apDefault = 0;
+    fresh.nDefault = 0;
   }
   sqlite3_free(fresh.aKey);
+  capturedDefaultsFree(fresh.apDefault, fresh.nDefault);
   if( rc==SQLITE_OK && nTrigger<3 ){
     /* A change the missing trigger's statements make would go unseen. */
     zErr = captureError(pTab->zTable, "some of its triggers are missing (an install "

@@ -236,6 +236,24 @@ struct Replica<Record: Hashable> {
         #expect(keys.value == [.inserted(ChangedKey(rowID: 1, primaryKey: ["id": 1.databaseValue]))])
     }
 
+    @Test func rowsStoredBeforeAnAddedColumnDecodeWithItsDefault() throws {
+        struct Flagged: Codable, FetchableRecord, TableRecord, Equatable, Sendable {
+            static let databaseTableName = "feedLists"
+            var id: Int64
+            var title: String
+            var isFlagged: Int          // not optional: NULL would not decode
+        }
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'a')")
+            try db.execute(sql: "ALTER TABLE feedLists ADD COLUMN isFlagged INTEGER NOT NULL DEFAULT 0")
+        }
+        let (changes, observation) = try collect(Flagged.self, on: dbQueue)
+        defer { observation.cancel() }
+        try dbQueue.write { db in try db.execute(sql: "UPDATE feedLists SET isFlagged = 1") }
+        #expect(changes.value == [.updated(old: Flagged(id: 1, title: "a", isFlagged: 0), new: Flagged(id: 1, title: "a", isFlagged: 1))])
+    }
+
     @Test func eachTransactionArrivesAsOneValue() throws {
         let dbQueue = try makeQueue()
         let exact = Locked<[CommittedTransaction<FeedList>]>([]), net = Locked<[CommittedTransaction<FeedList>]>([])

@@ -359,3 +359,30 @@ SELECT sqlitetriggers_change_feed_mode('t');" \
 keys
 3
 rows"
+
+check "rows stored before ADD COLUMN ... DEFAULT: their old values read the default, as SELECT does; a stored NULL stays NULL" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
+INSERT INTO t VALUES (1, 'a'), (2, 'b');
+ALTER TABLE t ADD COLUMN e TEXT DEFAULT 'e';
+ALTER TABLE t ADD COLUMN f INT NOT NULL DEFAULT 7;
+INSERT INTO t VALUES (3, 'c', NULL, 8);
+SELECT sqlitetriggers_change_feed('t');
+UPDATE t SET v = v || '!';
+DELETE FROM t WHERE id = 2;
+SELECT args FROM swift_callback_log;" \
+  "3
+[\"update\",1,1,\"a\",\"e\",7,1,1,\"a!\",\"e\",7]
+[\"update\",2,2,\"b\",\"e\",7,2,2,\"b!\",\"e\",7]
+[\"update\",3,3,\"c\",null,8,3,3,\"c!\",null,8]
+[\"delete\",2,2,\"b!\",\"e\",7]"
+
+check "a table that began with one column, then gained columns with defaults" \
+  "CREATE TABLE t(v TEXT);
+INSERT INTO t VALUES ('a');
+ALTER TABLE t ADD COLUMN e TEXT DEFAULT 'e';
+ALTER TABLE t ADD COLUMN f DEFAULT 3;
+SELECT sqlitetriggers_change_feed('t');
+DELETE FROM t;
+SELECT args FROM swift_callback_log;" \
+  "3
+[\"delete\",1,\"a\",\"e\",3]"

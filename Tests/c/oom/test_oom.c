@@ -353,7 +353,7 @@ typedef struct Replica {
 static void applyChange(void *pArg, const sqlitetriggers_event *pEvent){
   Replica *p = (Replica*)pArg;
   const char *zKind = (const char*)sqlitetriggers_event_text(pEvent, 0);
-  int nArg = sqlitetriggers_event_argc(pEvent), iNew = nArg==7 ? 4 : 1;
+  int nArg = sqlitetriggers_event_argc(pEvent), iNew = nArg==9 ? 5 : 1;
   sqlite3_int64 iOld = sqlitetriggers_event_int64(pEvent, 2);
   sqlite3_int64 iId = sqlitetriggers_event_int64(pEvent, iNew + 1);
   const unsigned char *zValue = sqlitetriggers_event_text(pEvent, iNew + 2);
@@ -394,8 +394,9 @@ static void runCapture(long iAt, int persistent){
   int i, hasFailed = 0;
   size_t n = 0;
   memset(&replica, 0, sizeof(replica));
+  /* n, with its default, makes the capture read the table's defaults. */
   if( sqlite3_exec(db, "PRAGMA recursive_triggers = OFF;"
-        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE);", 0, 0, 0)!=SQLITE_OK
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE, n INT DEFAULT 5);", 0, 0, 0)!=SQLITE_OK
    || sqlitetriggers_observe_after_commit(db, "sqlitetriggers.changes.t", applyChange,
                                           &replica, 0, 0)!=SQLITE_OK ){
     fprintf(stderr, "oom: cannot set up: %s\n", sqlite3_errmsg(db));
