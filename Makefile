@@ -27,7 +27,7 @@ all: $(BUILD)/libsqlitetriggers.so
 help:
 	@echo "make            build $(BUILD)/libsqlitetriggers.so (.load $(BUILD)/libsqlitetriggers)"
 	@echo "make test       shell tests through the sqlite3 CLI, C tests, fault injection, then swift test"
-	@echo "make sanitize   shell and C tests against an ASan+UBSan build"
+	@echo "make sanitize   shell and C tests against an ASan+UBSan build, the CLI under LSan (make test runs it)"
 	@echo "make test-arm64 the C tests cross-compiled for arm64, under qemu (make test runs it)"
 	@echo "make test-32bit the C tests built for 32-bit x86 (make test runs it)"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
@@ -172,18 +172,15 @@ demo: $(BUILD)/libsqlitetriggers.so
 	@.build/debug/reminders-demo $(DEMO_DB)
 	@echo "$$DEMO_SQL" | $(SQLITE3) -batch $(DEMO_DB)
 
-test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready
-	@PYTHON=$(PYTHON) bash Tests/run_all.sh
+test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready \
+      $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
+	@PYTHON=$(PYTHON) ASAN_RUNTIME=$(ASAN_RUNTIME) bash Tests/run_all.sh
 
 # The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for
 # the instrumented library it loads.
 ASAN_RUNTIME = $(shell $(CC) -print-file-name=libasan.so)
 sanitize: $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
-	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  LD_PRELOAD=$(ASAN_RUNTIME) EXT=$(BUILD)/sanitize/libsqlitetriggers \
-	  bash Tests/shell/run.sh
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(BUILD)/sanitize/test_c
+	@ASAN_RUNTIME=$(ASAN_RUNTIME) bash Tests/sanitize.sh
 
 # C hosts link the -DSQLITE_CORE build, which calls the host's libsqlite3
 # directly (the .so calls SQLite through the table that .load hands it):

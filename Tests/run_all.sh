@@ -103,6 +103,7 @@ for kernel in scalar vector; do
   stage c env SQLITETRIGGERS_CHACHA20=$kernel build/test_c
 done
 stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
+stage sanitize bash Tests/sanitize.sh
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
 stage arm64 arm64_stage

@@ -721,21 +721,19 @@ static int pendingCreate(sqlite3 *db, void *pAux, int argc,
 }
 
 static int eventTableDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab->zErrMsg);    /* one SQLite did not take */
   sqlite3_free(pVtab);
   return SQLITE_OK;
 }
 
 /* Dropping the table would leave swift_callback() unable to join
 ** transactions (a ROLLBACK brings back the schema, not the table's state):
-** only a newer registration on the connection, replacing it, may drop it. */
+** only a newer registration on the connection, replacing it, may drop it.
+** SQLite neither reads nor frees an xDestroy's zErrMsg, so the refusal
+** sets none (the DROP fails with "SQL logic error"). */
 static int pendingDestroy(sqlite3_vtab *pVtab){
   EventTable *pTab = (EventTable*)pVtab;
-  if( sqlitetriggers_connection_find(pTab->p->db)==pTab->p ){
-    sqlite3_free(pVtab->zErrMsg);
-    pVtab->zErrMsg = sqlite3_mprintf("swift_callback_pending cannot be "
-                                     "dropped: swift_callback() needs it");
-    return SQLITE_ERROR;
-  }
+  if( sqlitetriggers_connection_find(pTab->p->db)==pTab->p ) return SQLITE_ERROR;
   return eventTableDisconnect(pVtab);
 }
 

@@ -677,7 +677,26 @@ static void testBatchObserverMisuse(void){
   expect(rec.nDestroyed==1, "closing the connection destroys a batch observer");
 }
 
+/* A refused DROP leaves the table working (Tests/sanitize.sh checks, in
+** the CLI under LeakSanitizer, that it leaves nothing allocated). */
+static void testRefusedDropLeaksNothing(void){
+  sqlite3 *db = openRegistered(0);
+  char zLog[128];
+  int i, nRefused = 0;
+  exec(db, "CREATE TABLE t(v); CREATE TEMP TRIGGER t_ai AFTER INSERT ON t"
+           " BEGIN SELECT swift_callback('ins', new.v); END;");
+  for(i=0; i<3; i++){
+    nRefused += exec(db, "DROP TABLE temp.swift_callback_pending")==SQLITE_ERROR;
+  }
+  exec(db, "INSERT INTO t VALUES ('after')");
+  queryText(db, "SELECT group_concat(args) FROM swift_callback_log", zLog);
+  expect(nRefused==3 && strcmp(zLog, "[\"after\"]")==0,
+         "a refused DROP of temp.swift_callback_pending leaves the table working");
+  sqlite3_close(db);
+}
+
 void runCallbackTests(void){
+  testRefusedDropLeaksNothing();
   testImmediateObserversAnswerInOrder();
   testEventAccessors();
   testRefusalBehavesLikeRaiseAbort();
