@@ -61,6 +61,8 @@
 **   swift_callback_log_capacity(N)
 **       Sets the log's capacity to N events (0 disables the log) and returns
 **       N; without argument, returns the capacity.  SQLITE_DIRECTONLY.
+**       The log's memory grows as it fills, so a large N costs nothing
+**       until that many events committed.
 **
 **   temp.swift_callback_pending (virtual table)
 **       SELECT seq, name, args FROM temp.swift_callback_pending
@@ -383,8 +385,10 @@ struct CallbackState {
   sqlite3_int64 iBatchGeneration;
   sqlite3_int64 lastSeq;
   sqlite3_int64 lastCommit;   /* commits that made events, numbered */
-  StoredEvent **aLog;         /* ring of the last nLogCapacity events */
-  int nLogCapacity, nLog, iLogHead;
+  /* The log: a ring of the last nLogCapacity events, allocated as it fills
+  ** (nLogAlloc slots), so that a large capacity costs nothing until used. */
+  StoredEvent **aLog;
+  int nLogCapacity, nLogAlloc, nLog, iLogHead;
 };
 
 /* Room for nMore more events.  Counts stay ints: past MAX_EVENTS (in one
@@ -474,12 +478,15 @@ CallbackState *sqlitetriggers_callback_state_create(void){
   return pState;
 }
 
+/* The slot of the log's i-th event, oldest first. */
+static int logSlot(const CallbackState *pState, int i){
+  return (pState->iLogHead + i) % pState->nLogAlloc;
+}
+
 static void logClear(CallbackState *pState){
-  while( pState->nLog>0 ){
-    storedEventRelease(pState->aLog[pState->iLogHead]);
-    pState->iLogHead = (pState->iLogHead + 1) % pState->nLogCapacity;
-    pState->nLog--;
-  }
+  int i;
+  for(i=0; i<pState->nLog; i++) storedEventRelease(pState->aLog[logSlot(pState, i)]);
+  pState->nLog = 0;
   pState->iLogHead = 0;
 }
 
@@ -509,26 +516,38 @@ void sqlitetriggers_callback_state_free(CallbackState *pState){
 
 /* ---- commit, rollback, savepoints -------------------------------------- */
 
-/* The log's ring, allocated before anything commits into it. */
-static int logReserve(CallbackState *pState){
-  if( pState->nLogCapacity==0 || pState->aLog ) return SQLITE_OK;
-  pState->aLog = sqlite3_malloc64((sqlite3_uint64)pState->nLogCapacity
-                                  * sizeof(StoredEvent*));
-  return pState->aLog ? SQLITE_OK : SQLITE_NOMEM;
+/* Room in the log's ring for n more events, before they commit: it grows
+** (doubling, oldest first again) up to the capacity. */
+static int logReserve(CallbackState *pState, int n){
+  sqlite3_uint64 nNeeded = (sqlite3_uint64)pState->nLog + (sqlite3_uint64)n;
+  sqlite3_uint64 nNew;
+  StoredEvent **aNew;
+  int i;
+  if( nNeeded>(sqlite3_uint64)pState->nLogCapacity ) nNeeded = pState->nLogCapacity;
+  if( nNeeded<=(sqlite3_uint64)pState->nLogAlloc ) return SQLITE_OK;
+  nNew = pState->nLogAlloc ? 2*(sqlite3_uint64)pState->nLogAlloc : 16;
+  if( nNew<nNeeded ) nNew = nNeeded;
+  if( nNew>(sqlite3_uint64)pState->nLogCapacity ) nNew = pState->nLogCapacity;
+  aNew = sqlite3_malloc64(nNew*sizeof(StoredEvent*));
+  if( aNew==0 ) return SQLITE_NOMEM;
+  for(i=0; i<pState->nLog; i++) aNew[i] = pState->aLog[logSlot(pState, i)];
+  sqlite3_free(pState->aLog);
+  pState->aLog = aNew;
+  pState->nLogAlloc = (int)nNew;
+  pState->iLogHead = 0;
+  return SQLITE_OK;
 }
 
 static void logAppend(CallbackState *pState, StoredEvent *pEv){
-  int iSlot;
-  assert( pState->nLogCapacity==0 || pState->aLog!=0 );
-  if( pState->aLog==0 ) return;
+  if( pState->nLogCapacity==0 ) return;
   assert( pState->nLog>=0 && pState->nLog<=pState->nLogCapacity );
   if( pState->nLog==pState->nLogCapacity ){
     storedEventRelease(pState->aLog[pState->iLogHead]);
-    pState->iLogHead = (pState->iLogHead + 1) % pState->nLogCapacity;
+    pState->iLogHead = logSlot(pState, 1);
     pState->nLog--;
   }
-  iSlot = (pState->iLogHead + pState->nLog) % pState->nLogCapacity;
-  pState->aLog[iSlot] = pEv;
+  assert( pState->nLog<pState->nLogAlloc );    /* logReserve() made room */
+  pState->aLog[logSlot(pState, pState->nLog)] = pEv;
   pEv->nRef++;
   pState->nLog++;
 }
@@ -572,7 +591,7 @@ static void transactionEnd(CallbackState *pState){
 /* Make room for n events to commit: in the log, and in the queue when an
 ** after-commit observer listens.  Committing cannot fail after this. */
 static int commitReserve(CallbackState *pState, int n){
-  int rc = n>0 ? logReserve(pState) : SQLITE_OK;
+  int rc = n>0 ? logReserve(pState, n) : SQLITE_OK;
   if( rc==SQLITE_OK && hasAfterCommitObserver(pState) ){
     rc = eventListReserve(&pState->queue, n);
   }
@@ -781,7 +800,7 @@ static StoredEvent *eventCursorEvent(sqlite3_vtab_cursor *pCur){
   int iRow = ((EventCursor*)pCur)->iRow;
   if( pTab->isLog ){
     if( iRow>=pState->nLog ) return 0;
-    return pState->aLog[(pState->iLogHead + iRow) % pState->nLogCapacity];
+    return pState->aLog[logSlot(pState, iRow)];
   }
   return iRow<pState->pending.n ? pState->pending.a[iRow] : 0;
 }
@@ -1569,14 +1588,15 @@ int sqlitetriggers_set_callback_log_capacity(sqlite3 *db, int nCapacity){
   if( p==0 ) return SQLITE_MISUSE;
   if( nCapacity<0 ) return SQLITE_RANGE;
   pState = p->pCallbacks;
+  /* The ring keeps the newest nKeep events, oldest first; it grows as the
+  ** log fills (logReserve), so a capacity costs memory only once used. */
   nKeep = pState->nLog < nCapacity ? pState->nLog : nCapacity;
   if( nKeep>0 ){
-    aNew = sqlite3_malloc64((sqlite3_uint64)nCapacity*sizeof(StoredEvent*));
+    aNew = sqlite3_malloc64((sqlite3_uint64)nKeep*sizeof(StoredEvent*));
     if( aNew==0 ) return SQLITE_NOMEM;
   }
-  /* Keep the newest nKeep events, oldest first, at the start of aNew. */
   for(i=0; i<pState->nLog; i++){
-    StoredEvent *pEv = pState->aLog[(pState->iLogHead + i) % pState->nLogCapacity];
+    StoredEvent *pEv = pState->aLog[logSlot(pState, i)];
     int iNew = i - (pState->nLog - nKeep);
     if( iNew>=0 ){
       aNew[iNew] = pEv;
@@ -1586,6 +1606,7 @@ int sqlitetriggers_set_callback_log_capacity(sqlite3 *db, int nCapacity){
   }
   sqlite3_free(pState->aLog);
   pState->aLog = aNew;
+  pState->nLogAlloc = nKeep;
   pState->nLog = nKeep;
   pState->iLogHead = 0;
   pState->nLogCapacity = nCapacity;
