@@ -25,7 +25,9 @@
 **       ahead of the clock until the clock catches up.
 **       On a connection whose clock is pinned or whose randomness is seeded
 **       the order is kept per connection instead, so that the timestamp is
-**       the pinned one and a seeded run is reproducible.
+**       the pinned one and a seeded run is reproducible.  A clock before
+**       1970 (pinned there) is an error, "timestamp out of range", as in
+**       PostgreSQL: a v7 timestamp cannot hold it.
 **
 **   uuid_str(X)    X as canonical lowercase text.
 **   uuid_blob(X)   X as a 16-byte blob.
@@ -183,8 +185,14 @@ static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
         : "uuidv7: the connection's clock failed", -1);
     return;
   }
-  unixMs = (uint64_t)(iJD - UNIX_EPOCH_JD_MS);
-  if( unixMs >= (uint64_t)1<<48 ) unixMs = 0;     /* before 1970 */
+  if( iJD<UNIX_EPOCH_JD_MS ){
+    /* As PostgreSQL's uuidv7() does: a v7 timestamp cannot hold it. */
+    sqlite3_result_error(ctx, "uuidv7: timestamp out of range: the connection's "
+                              "clock is before 1970-01-01 00:00:00 UTC (pinned?), "
+                              "which a version 7 UUID cannot hold", -1);
+    return;
+  }
+  unixMs = (uint64_t)(iJD - UNIX_EPOCH_JD_MS);    /* below 2^48 until 10889 */
   if( p->isClockPinned || p->isSeeded ){
     tick = p->lastLocalV7Tick = nextTick(p->lastLocalV7Tick, unixMs,
                                          randomStart);

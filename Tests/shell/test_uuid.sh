@@ -172,3 +172,13 @@ check "sqlitetriggers_derived_uuid() names its bad arguments" \
    SELECT sqlitetriggers_derived_uuid(zeroblob(32), 't', 'one');" \
   "Runtime error near line 2: sqlitetriggers_derived_uuid: expects a 32-byte salt blob, a table name and an integer id
 Runtime error near line 3: sqlitetriggers_derived_uuid: expects a 32-byte salt blob, a table name and an integer id"
+
+check "uuidv7() with the clock pinned before 1970 is an error, as PostgreSQL's; at the epoch itself its timestamp is 0" \
+  "SELECT sqlitetriggers_pin_clock('1969-12-31 23:59:59.999');
+SELECT uuidv7();
+SELECT sqlitetriggers_pin_clock('1970-01-01 00:00:00');
+SELECT uuidv7_timestamp(uuidv7());" \
+  "1969-12-31 23:59:59.999
+Runtime error near line 3: uuidv7: timestamp out of range: the connection's clock is before 1970-01-01 00:00:00 UTC (pinned?), which a version 7 UUID cannot hold
+1970-01-01 00:00:00.000
+0"
