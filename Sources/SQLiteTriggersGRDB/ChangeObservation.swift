@@ -172,11 +172,11 @@ extension DatabaseWriter {
         each: ((RecordChange<Element>) -> Void)? = nil,
         onTransaction: @escaping (Int64, [RecordChange<Element>]) -> Void
     ) throws -> CallbackObservation {
-        let observation = try writeWithoutTransaction { db in
+        return try writeWithoutTransaction { db in
             let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
             decoder.writer = self
             // A round of events at a time, decoded by one GRDB fetch.
-            return try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
+            let observation = try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
                 var group = TransactionGroup<Element>(isNet: feed.isNet)
                 try decoder.decodeBatch(db, eventCount: count, withKeys: feed.isNet, hasUpdates: feed.hasUpdates, decodeSide: decodeSide,
                                         onError: delivery.report) { change, oldKey, newKey, transaction in
@@ -185,9 +185,10 @@ extension DatabaseWriter {
                 }
                 group.flush(onTransaction)
             }
+            // Here, on the writer's queue: no change can arrive before it.
+            delivery.cancellation = observation.cancellation
+            return observation
         }
-        delivery.cancellation = observation.cancellation
-        return observation
     }
 }
 

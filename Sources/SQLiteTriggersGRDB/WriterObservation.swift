@@ -165,14 +165,15 @@ extension DatabaseWriter {
         onEvent: @escaping @Sendable (Element) -> Void
     ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onEvent)
-        let observation = try writeWithoutTransaction { db in
-            try db.observeCallbacks(named: name, delivery: .afterCommit, onError: delivery.report) { arguments in
+        return try writeWithoutTransaction { db in
+            let observation = try db.observeCallbacks(named: name, delivery: .afterCommit, onError: delivery.report) { arguments in
                 delivery.deliver(try decode(arguments))
                 return nil
             }
+            // Here, on the writer's queue: no event can arrive before it.
+            delivery.cancellation = observation.cancellation
+            return observation
         }
-        delivery.cancellation = observation.cancellation
-        return observation
     }
 }
 
@@ -190,8 +191,8 @@ func onMainActor<Value: Sendable>(_ body: @escaping @MainActor (Value) -> Void) 
 /// Scheduled work that runs after the token was cancelled or released does
 /// nothing.
 final class ScheduledDelivery<Element: Sendable>: @unchecked Sendable {
-    /// The token's cancellation, set once before any event can arrive (we
-    /// are on the writer's queue while registering).
+    /// The token's cancellation, set once on the writer's queue right after
+    /// registering, before any event can arrive (events come on that queue).
     var cancellation: CancellationFlag?
     let scheduling: CallbackScheduling
     let onError: @Sendable (any Error) -> Void

@@ -32,6 +32,34 @@ import Testing
         for _ in 0..<500 where !condition() { try? await Task.sleep(nanoseconds: 10_000_000) }
     }
 
+    /// Observers started while another thread commits: each gets every
+    /// event from its first on, none dropped, and (under ThreadSanitizer, in
+    /// make test) the token's cancellation flag is set without a race.
+    @Test func startingObserversWhileAnotherThreadCommits() async throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try prepare(dbQueue)
+        let count = 300
+        let writes = Task.detached {
+            for value in 0..<count { try dbQueue.write { db in try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: ["\(value)"]) } }
+        }
+        var received: [Locked<[Int]>] = [], observations: [CallbackObservation] = []
+        for _ in 0..<30 {
+            let seen = Locked<[Int]>([])
+            observations.append(try dbQueue.observe(Inserted.self, scheduling: .immediate) { event in
+                seen.mutate { $0.append(Int(event.value)!) }
+            })
+            received.append(seen)
+            await Task.yield()
+        }
+        try await writes.value
+        for seen in received where !seen.value.isEmpty {
+            let values = seen.value
+            #expect(values == Array(values[0]..<count), "every event from the observer's first one on, in order")
+        }
+        #expect(received.contains { !$0.value.isEmpty })
+        observations.forEach { $0.cancel() }
+    }
+
     @MainActor @Test(arguments: WriterKind.allCases)
     func onTheMainActorByDefault(_ kind: WriterKind) async throws {
         let (writer, cleanup) = try makeWriter(kind)
