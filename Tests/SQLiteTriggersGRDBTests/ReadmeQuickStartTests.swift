@@ -29,6 +29,24 @@ import Testing
             + "\n" + Self.between("// BEGIN README statements\n", "// END README statements\n", in: source)
             + "\n" + Self.between("// BEGIN README statements, continued", "// END README statements, continued", in: source)
         #expect(Self.codeLines(block) == Self.codeLines(code))
+        // Its imports are those this test's file compiles with: the block
+        // compiles as written, Foundation (UUID, Date) included on Linux.
+        func imports(_ text: some StringProtocol) -> [String] {
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("import ") }
+        }
+        #expect(imports(block) == imports(source))
+    }
+
+    /// A connection setting such as `PRAGMA recursive_triggers` set in one
+    /// `write` reaches that one connection only (a pool's other connections,
+    /// a reopened queue never see it): the README shows them in
+    /// `prepareDatabase`, never in a write.
+    @Test func theReadmeSetsNoPragmaInAWrite() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let offending = readme.split(separator: "\n").filter { line in
+            line.contains("write {") && line.contains("PRAGMA ")
+        }
+        #expect(offending.isEmpty, "\(offending)")
     }
 
     @MainActor @Test func theQuickStartRuns() async throws {
