@@ -15,6 +15,10 @@ extension TemporaryTrigger {
     /// mismatch removes the trigger again and throws, naming the rule, the
     /// table and SQLite's reason (such as `no such column: new.archivedAt`).
     ///
+    /// SQLite also accepts `UPDATE OF` a column the table lacks, and such a
+    /// trigger never fires: each column it names is checked against the
+    /// live table too.
+    ///
     /// A read-only connection (a `DatabasePool` reader) is refused: it never
     /// writes, so its triggers would never fire.
     public func execute(_ db: Database) throws {
@@ -43,6 +47,33 @@ extension TemporaryTrigger {
                     + "Does the table have every column the rule names (a property missing from the table)?")
             }
         }
+        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [tableName])
+        for column in updateOfColumns() where !columns.containsName(column) {
+            try? drop().execute(db)
+            throw DatabaseError(resultCode: .SQLITE_ERROR, message:
+                "rule \"\(name)\" on \"\(tableName)\" does not fit the live schema: UPDATE OF names \"\(column)\", "
+                + "which the table does not have, so the rule would never fire. "
+                + "Does the table have every column the rule names (a property missing from the table)?")
+        }
+    }
+
+    /// The columns every `UPDATE OF` clause of the statement names (its
+    /// companions' too), read with the SQL tokenizer.
+    func updateOfColumns() -> [String] {
+        let tokens = tokenizeSQL(sql).filter { $0.kind != .trivia }
+        var columns: [String] = []
+        var index = 0
+        while index + 2 < tokens.count {
+            guard tokens[index].isWord("UPDATE"), tokens[index + 1].isWord("OF") else { index += 1; continue }
+            index += 2
+            while index < tokens.count, tokens[index].isName, !tokens[index].isWord("ON") {
+                columns.append(tokens[index].name)
+                index += 1
+                guard index < tokens.count, tokens[index].text == "," else { break }
+                index += 1
+            }
+        }
+        return columns
     }
 }
 

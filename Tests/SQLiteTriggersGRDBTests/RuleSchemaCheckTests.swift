@@ -28,6 +28,23 @@ import Testing
         }
     }
 
+    /// SQLite itself accepts UPDATE OF a column the table lacks; the rule
+    /// would install and never fire.
+    @Test func anUpdateOfAMissingColumnFailsAtInstall() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db throws in
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, updatedAt TEXT)")
+            let rule = Note.createTemporaryTrigger(after: .update(of: \.archivedAt) { _, new in .callback("archived", new.id) })
+            let error = try #require(throws: DatabaseError.self) { try rule.execute(db) }
+            #expect(error.message?.contains("UPDATE OF names \"archivedAt\", which the table does not have") == true, "\(error.message ?? "")")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'") == 0)
+            // With the column, it installs (a quoted name, matched as SQLite matches names).
+            try db.execute(sql: "ALTER TABLE notes ADD COLUMN ARCHIVEDAT TEXT")
+            try rule.execute(db)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'") == 1)
+        }
+    }
+
     @Test func aRuleThatFitsInstalls() throws {
         let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
         try dbQueue.write { db throws in
