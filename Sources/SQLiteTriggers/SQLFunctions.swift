@@ -32,6 +32,11 @@ extension TypedSQL where Value: SQLDateValue {
     public static func frozen(_ date: Date) -> TypedSQL {
         TypedSQL(raw: SQLQuoting.string(StorageConventions.text(for: date)))
     }
+
+    /// Not a literal: a `Date` written into a trigger never changes again,
+    /// which is rarely meant. The compiler points here, to the two spellings.
+    @available(*, unavailable, message: "a Date is no SQL literal: use .now for the time the trigger fires, or .frozen(date) for a fixed instant")
+    public static func value(_ date: Date) -> TypedSQL { fatalError("unavailable") }
 }
 
 extension TableDescription {
