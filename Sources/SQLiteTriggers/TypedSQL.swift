@@ -53,6 +53,27 @@ extension Optional: SQLLiteral where Wrapped: SQLLiteral {
     public var sqlLiteral: String { self?.sqlLiteral ?? "NULL" }
 }
 
+extension TypedSQL {
+    /// The same expression typed as its non-optional value, where one is
+    /// expected (a typed event's argument, a comparison with a
+    /// non-optional column): for a column the schema makes `NOT NULL` while
+    /// its Swift type is optional, as GRDB's `id: UUID?` for keys the
+    /// database assigns. The SQL does not change: a NULL it holds after all
+    /// arrives as NULL, and decoding it as the non-optional type fails,
+    /// loudly, in the observer.
+    ///
+    /// ```swift
+    /// @Table("notes") struct Note { var id: UUID?; var title: String }
+    /// @CallbackEvent struct NoteAdded: Sendable { var id: UUID; var title: String }
+    /// let added = Note.createTemporaryTrigger(after: .insert { new in
+    ///     NoteAdded.callback(id: new.id.unwrapped(), title: new.title)
+    /// })
+    /// ```
+    public func unwrapped<Wrapped>() -> TypedSQL<Wrapped> where Value == Wrapped? {
+        TypedSQL<Wrapped>(raw: sql, isCompound: isCompound)
+    }
+}
+
 extension TypedSQL where Value: SQLLiteral {
     /// A Swift value inlined as a literal.
     ///

@@ -5,6 +5,31 @@ import Testing
 
 /// The Reminders structs as an app declares them: @Table generates the
 /// descriptions that ReminderTables.swift writes by hand.
+/// GRDB's usual form for a key the database assigns, and a typed event
+/// that wants it non-optional.
+@Table("autoNotes") struct AutoNote: Codable, FetchableRecord, PersistableRecord { var id: UUID?; var title: String }
+@CallbackEvent struct AutoNoteAdded: Sendable, Equatable { var id: UUID; var title: String }
+
+@Suite struct UnwrappedOptionalTests {
+    @Test func anOptionalKeyFeedsATypedEventThroughUnwrapped() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let trigger = AutoNote.createTemporaryTrigger(after: .insert { new in
+            AutoNoteAdded.callback(id: new.id.unwrapped(), title: new.title)
+        })
+        #expect(trigger.sql.contains("swift_callback('autoNoteAdded', \"new\".\"id\", \"new\".\"title\")"))
+        let received = Locked<[AutoNoteAdded]>([])
+        let observation = try dbQueue.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE autoNotes(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), title TEXT NOT NULL)")
+            try trigger.execute(db)
+            return try db.observe(AutoNoteAdded.self) { event in received.mutate { $0.append(event) } }
+        }
+        defer { observation.cancel() }
+        try dbQueue.write { db in try AutoNote(id: nil, title: "a").insert(db) }
+        let id = try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT id FROM autoNotes") }
+        #expect(received.value.map(\.title) == ["a"] && received.value.first?.id.uuidString.lowercased() == id)
+    }
+}
+
 enum Model {
     @Table("remindersLists")
     struct RemindersList: Codable {
