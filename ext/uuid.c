@@ -61,8 +61,11 @@
 */
 #include "sqlitetriggers_internal.h"
 
+#include "include/sqlitetriggers.h"
+
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 /* Two lowercase hex digits for each byte value. */
 static const char hexPairs[] =
@@ -167,16 +170,62 @@ static uint64_t nextTick(uint64_t last, uint64_t unixMs, uint16_t randomStart){
   return last + 1;
 }
 
+/* The next process-wide tick for unixMs (see nextTick). */
+static uint64_t nextProcessTick(uint64_t unixMs, uint16_t randomStart){
+  uint64_t last = atomic_load_explicit(&lastProcessTick, memory_order_relaxed), tick;
+  do{
+    tick = nextTick(last, unixMs, randomStart);
+  }while( !atomic_compare_exchange_weak(&lastProcessTick, &last, tick) );
+  return tick;
+}
+
+/* A v7 UUID of tick, its other bits from aRandom (8 bytes). */
+static void uuidv7FromTick(uint64_t tick, const unsigned char *aRandom, unsigned char *aBlob){
+  int i;
+  memcpy(aBlob+8, aRandom, 8);
+  for(i=0; i<6; i++) aBlob[i] = (unsigned char)(tick >> (56 - 8*i));
+  aBlob[6] = (unsigned char)(0x70 | ((tick>>12) & 0x0f));
+  aBlob[7] = (unsigned char)(tick>>4);
+  aBlob[8] = (unsigned char)(0x80 | (tick & 0x0f)<<2 | (aBlob[8] & 0x03));
+}
+
+/*
+** sqlitetriggers_uuidv7(): a v7 UUID for the host (a Swift record's key), in
+** the same process-wide order as SQL's uuidv7() on connections whose clock
+** is not pinned, so that keys made in Swift and in SQL sort together.  The
+** real clock (as the default VFS reads it) and a per-thread kernel-keyed
+** pool; no SQLite call, so a host may use it before any connection.
+*/
+static _Thread_local RandomPool threadPool;
+static _Thread_local int isThreadPoolKeyed = 0;
+
+int sqlitetriggers_uuidv7(unsigned char *aOut){
+  unsigned char aRandom[10];
+  struct timespec now;
+  sqlite3_int64 unixMs;
+  sqlitetriggers_random_init_once();
+  if( !isThreadPoolKeyed ){
+    sqlitetriggers_random_pool_key_from_kernel(&threadPool);
+    isThreadPoolKeyed = 1;
+  }
+  if( clock_gettime(CLOCK_REALTIME, &now)!=0 ) return SQLITE_ERROR;
+  unixMs = (sqlite3_int64)now.tv_sec*1000 + now.tv_nsec/1000000;
+  if( unixMs<0 ) return SQLITE_RANGE;                /* before 1970 */
+  randomPoolBytes(&threadPool, aRandom, 10);
+  uuidv7FromTick(nextProcessTick((uint64_t)unixMs, (uint16_t)(aRandom[8]<<8 | aRandom[9])),
+                 aRandom, aOut);
+  return SQLITE_OK;
+}
+
 static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   unsigned char aBlob[16], aRandom[10];
   uint64_t unixMs, tick;
   uint16_t randomStart;
   sqlite3_int64 iJD = 0;
-  int i, rc;
+  int rc;
   (void)argc; (void)argv;
   randomPoolBytes(&p->random, aRandom, 10);
-  memcpy(aBlob+8, aRandom, 8);
   randomStart = (uint16_t)(aRandom[8]<<8 | aRandom[9]);
   rc = sqlitetriggers_connection_now_jd(p, &iJD);
   if( rc!=SQLITE_OK ){
@@ -197,16 +246,9 @@ static void uuidv7Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     tick = p->lastLocalV7Tick = nextTick(p->lastLocalV7Tick, unixMs,
                                          randomStart);
   }else{
-    uint64_t last = atomic_load_explicit(&lastProcessTick,
-                                         memory_order_relaxed);
-    do{
-      tick = nextTick(last, unixMs, randomStart);
-    }while( !atomic_compare_exchange_weak(&lastProcessTick, &last, tick) );
+    tick = nextProcessTick(unixMs, randomStart);
   }
-  for(i=0; i<6; i++) aBlob[i] = (unsigned char)(tick >> (56 - 8*i));
-  aBlob[6] = (unsigned char)(0x70 | ((tick>>12) & 0x0f));
-  aBlob[7] = (unsigned char)(tick>>4);
-  aBlob[8] = (unsigned char)(0x80 | (tick & 0x0f)<<2 | (aBlob[8] & 0x03));
+  uuidv7FromTick(tick, aRandom, aBlob);
   resultUuidText(ctx, aBlob);
 }
 

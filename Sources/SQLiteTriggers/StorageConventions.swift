@@ -1,3 +1,4 @@
+internal import CSQLiteTriggers
 import Foundation
 
 /// The one storage format for UUIDs and dates, shared with the SQL
@@ -11,6 +12,23 @@ import Foundation
 /// StorageConventions.date(fromText: "2024-02-29 23:59:59.999")    // a Date
 /// ```
 public enum StorageConventions {
+    /// A new version 7 UUID, in the same process-wide order as SQL's
+    /// `uuidv7()` (on connections whose clock is not pinned): a record's key
+    /// made in Swift sorts with the keys SQL defaults make, where
+    /// Foundation's `UUID()` is a random version 4.
+    ///
+    /// ```swift
+    /// let id = StorageConventions.newUUIDv7()   // then: Reminder(id: id, ...)
+    /// ```
+    public static func newUUIDv7() -> UUID {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let rc = withUnsafeMutableBytes(of: &bytes) { buffer in
+            sqlitetriggers_uuidv7(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        precondition(rc == 0, "SQLiteTriggers: the system clock is before 1970, which a version 7 UUID cannot hold")
+        return UUID(uuid: bytes)
+    }
+
     /// The lowercase canonical text of a UUID.
     public static func text(for uuid: UUID) -> String {
         uuid.uuidString.lowercased()

@@ -79,4 +79,19 @@ import Testing
         }
         #expect(differing.isEmpty, "\(differing.count) texts decode differently, such as \(differing.prefix(3))")
     }
+
+    @Test func swiftV7KeysSortWithSQLOnes() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        var keys: [String] = []
+        for index in 0..<50 {
+            if index.isMultiple(of: 2) {
+                let id = StorageConventions.newUUIDv7()
+                #expect(id.uuidString.lowercased().dropFirst(14).first == "7")
+                keys.append(StorageConventions.text(for: id))
+            } else {
+                keys.append(try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT uuidv7()")! })
+            }
+        }
+        #expect(keys == keys.sorted() && Set(keys).count == keys.count, "Swift and SQL v7 keys, interleaved, strictly increase")
+    }
 }

@@ -387,7 +387,34 @@ static void testChaCha20KnownAnswers(void){
   }
 }
 
+/* sqlitetriggers_uuidv7() for the host and SQL's uuidv7() share one order. */
+static void testHostUuidv7SharesSqlOrder(void){
+  sqlite3 *db = openRegistered(0);
+  char azValue[40][64];
+  int i, isOrdered = 1, isV7 = 1;
+  for(i=0; i<40; i++){
+    if( i%2 ){
+      unsigned char aBlob[16];
+      sqlite3_stmt *pStmt = 0;
+      expect(sqlitetriggers_uuidv7(aBlob)==SQLITE_OK, "sqlitetriggers_uuidv7() succeeds");
+      sqlite3_prepare_v2(db, "SELECT uuid_str(?1)", -1, &pStmt, 0);
+      sqlite3_bind_blob(pStmt, 1, aBlob, 16, SQLITE_STATIC);
+      azValue[i][0] = 0;
+      if( sqlite3_step(pStmt)==SQLITE_ROW ) snprintf(azValue[i], 64, "%s", (const char*)sqlite3_column_text(pStmt, 0));
+      sqlite3_finalize(pStmt);
+      isV7 = isV7 && aBlob[6]>>4==7 && (aBlob[8] & 0xc0)==0x80;
+    }else{
+      queryText(db, "SELECT uuidv7()", azValue[i]);
+    }
+    if( i>0 && strcmp(azValue[i-1], azValue[i])>=0 ) isOrdered = 0;
+  }
+  expect(isV7, "sqlitetriggers_uuidv7() gives version 7, variant 10");
+  expect(isOrdered, "host and SQL v7 UUIDs, interleaved, are strictly increasing");
+  sqlite3_close(db);
+}
+
 void runExtensionTests(void){
+  testHostUuidv7SharesSqlOrder();
   testChaCha20KnownAnswers();
   testUuidv7AcrossThreads();
   testUuidv7TotalOrder();

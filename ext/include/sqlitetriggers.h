@@ -88,6 +88,15 @@ SQLITETRIGGERS_API int sqlitetriggers_set_clock(sqlite3 *db,
                                                 void (*xDestroy)(void*));
 
 /*
+** A version 7 UUID for the host, such as a record's key made in Swift, in
+** the same process-wide order as SQL's uuidv7() on connections whose clock
+** is not pinned: keys made on either side sort together.  Writes 16 bytes
+** to aOut; SQLITE_OK, or SQLITE_RANGE for a clock before 1970.  Needs no
+** connection.
+*/
+SQLITETRIGGERS_API int sqlitetriggers_uuidv7(unsigned char *aOut);
+
+/*
 ** swift_callback() observers (see ext/callback.c for the delivery rules).
 **
 ** An event is read through the accessors below, which are strict about
