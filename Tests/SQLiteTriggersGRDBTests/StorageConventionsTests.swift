@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteTriggersGRDB
+import SQLiteTriggersMacros
 import Testing
 
 @Suite struct StorageConventionsTests {
@@ -93,5 +94,30 @@ import Testing
             }
         }
         #expect(keys == keys.sorted() && Set(keys).count == keys.count, "Swift and SQL v7 keys, interleaved, strictly increase")
+    }
+
+    @Table("folderNotes") struct FolderNote: Codable, FetchableRecord, PersistableRecord, ConventionalRecord {
+        var id: UUID
+        var folderID: UUID?
+        var title: String
+    }
+
+    /// GRDB binds a UUID as a blob; a typed column's comparison binds the
+    /// text the convention stores.
+    @Test func aTypedUUIDColumnComparesWithAUUID() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let folder = UUID(), other = UUID(), noteID = UUID()
+        try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE folderNotes(id TEXT PRIMARY KEY NOT NULL, folderID TEXT, title TEXT NOT NULL)")
+            try FolderNote(id: noteID, folderID: folder, title: "a").insert(db)
+            try FolderNote(id: UUID(), folderID: other, title: "b").insert(db)
+            try FolderNote(id: UUID(), folderID: nil, title: "c").insert(db)
+        }
+        try dbQueue.read { db throws in
+            #expect(try FolderNote.filter { $0.folderID == folder }.fetchAll(db).map(\.title) == ["a"])
+            #expect(try FolderNote.filter { $0.folderID != folder }.order(\.title).fetchAll(db).map(\.title) == ["b"])
+            #expect(try FolderNote.filter { $0.id == noteID }.fetchAll(db).map(\.title) == ["a"])
+            #expect(try FolderNote.filter { $0.folderID == nil as UUID? }.fetchAll(db).map(\.title) == ["c"])
+        }
     }
 }
