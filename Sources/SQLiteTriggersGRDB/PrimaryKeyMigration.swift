@@ -541,9 +541,10 @@ struct PrimaryKeyMigration {
                     droppedUniqueIndexes.append(name)
                     continue
                 }
-                let hasExpression = try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM pragma_index_xinfo(?) WHERE cid = -2", arguments: [name])!
-                let isPartial = tokens.contains { $0.isWord("WHERE") }
-                if hasExpression || isPartial, let column = mentionsChanging(sql) {
+                // An index is rebuilt from the new table: a column it merely
+                // lists is fine; one it computes with (an expression, the
+                // WHERE of a partial index) would compute something else.
+                if let column = indexComputations(tokens).lazy.compactMap({ mentionsChanging($0) }).first {
                     throw refuse("its index \"\(name)\" computes with \"\(column)\" in an expression or WHERE clause, "
                                  + "which changes meaning when it becomes text: drop or rewrite that index first")
                 }
@@ -561,6 +562,38 @@ struct PrimaryKeyMigration {
         return Plan(table: table, temporaryName: temporaryName, rewrite: rewrite, foreignKeys: foreignKeys,
                     copiedColumns: copiedColumns, rowidAlias: rowidAlias, indexesAndTriggers: indexesAndTriggers,
                     droppedUniqueIndexes: droppedUniqueIndexes)
+    }
+
+    /// What a `CREATE INDEX` computes with: each indexed term that is not a
+    /// plain column (with its optional COLLATE and ASC or DESC), and its
+    /// WHERE clause; as SQL text. `tokens` has no trivia.
+    private func indexComputations(_ tokens: [SQLToken]) -> [String] {
+        guard let open = tokens.firstIndex(where: { $0.text == "(" }) else { return [] }
+        var depth = 0, term: [SQLToken] = [], computations: [String] = [], index = open
+        func isPlainColumn(_ term: [SQLToken]) -> Bool {
+            guard let first = term.first, first.isName else { return false }
+            var rest = term.dropFirst()
+            if rest.first?.isWord("COLLATE") == true { rest = rest.dropFirst(2) }
+            if rest.first?.isWord("ASC") == true || rest.first?.isWord("DESC") == true { rest = rest.dropFirst() }
+            return rest.isEmpty
+        }
+        while index < tokens.count {
+            let token = tokens[index]
+            index += 1
+            if token.text == "(" { depth += 1; if depth == 1 { continue } }
+            if token.text == ")" { depth -= 1 }
+            if depth == 0 || (depth == 1 && token.text == ",") {
+                if !term.isEmpty, !isPlainColumn(term) { computations.append(term.map(\.text).joined(separator: " ")) }
+                term = []
+                if depth == 0 { break }
+                continue
+            }
+            term.append(token)
+        }
+        if let whereIndex = tokens[index...].firstIndex(where: { $0.isWord("WHERE") }) {
+            computations.append(tokens[(whereIndex + 1)...].map(\.text).joined(separator: " "))
+        }
+        return computations
     }
 
     /// The integer primary key column of a table, or nil when it has none.

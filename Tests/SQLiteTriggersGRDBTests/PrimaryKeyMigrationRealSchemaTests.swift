@@ -304,6 +304,26 @@ import Testing
         #expect(report.notes == [#""tags": its unique index "tagsBySlug" is dropped"#])
     }
 
+    /// An index that merely lists the key, partial or not, is rebuilt.
+    @Test func anIndexThatListsTheKeyIsRebuilt() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE docs(id INTEGER PRIMARY KEY, title TEXT, archived INT NOT NULL DEFAULT 0);
+            CREATE INDEX docs_active ON docs(title, id) WHERE archived = 0;
+            CREATE INDEX docs_key ON docs("id" COLLATE NOCASE DESC, title);
+            INSERT INTO docs VALUES (1, 'a', 0), (2, 'b', 1);
+            """)
+        defer { cleanup() }
+        _ = try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["docs"]) }
+        let indexes = try dbQueue.read { db in
+            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        }
+        #expect(indexes == [
+            "CREATE INDEX docs_active ON docs(title, id) WHERE archived = 0",
+            #"CREATE INDEX docs_key ON docs("id" COLLATE NOCASE DESC, title)"#,
+        ])
+        #expect(try dbQueue.read { db in try String.fetchAll(db, sql: "SELECT title FROM docs INDEXED BY docs_active WHERE archived = 0") } == ["a"])
+    }
+
     @Test(arguments: [
         ("CREATE TABLE t(id INTEGER PRIMARY KEY); CREATE UNIQUE INDEX byNumber ON t(CAST(id AS INTEGER))", "t",
          #"its index "byNumber" computes with "id" in an expression or WHERE clause, which changes meaning when it becomes text: drop or rewrite that index first"#),
