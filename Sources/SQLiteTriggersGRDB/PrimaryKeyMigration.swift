@@ -143,6 +143,8 @@ struct PrimaryKeyMigration {
         let rowidAlias: String
         let indexesAndTriggers: [String]
         let droppedUniqueIndexes: [String]
+        /// Rows whose non-alias integer key held NULL: they get fresh keys.
+        var nullKeys = 0
     }
 
     func run(_ db: Database) throws -> PrimaryKeyMigrationReport {
@@ -190,7 +192,9 @@ struct PrimaryKeyMigration {
         var report = PrimaryKeyMigrationReport(notes: plans.flatMap { plan in
             plan.rewrite.notes.map { "\"\(plan.table)\": \($0)" } + plan.droppedUniqueIndexes.map {
                 "\"\(plan.table)\": its unique index \"\($0)\" is dropped"
-            }
+            } + (plan.nullKeys > 0
+                ? ["\"\(plan.table)\": \(plan.nullKeys) row\(plan.nullKeys == 1 ? "" : "s") whose key held NULL got a fresh key (nothing can reference them)"]
+                : [])
         })
         report.warnings = try suspectedReferences(names, plans: plans, extra: extra, db)
         report.statements = plans.map { plan in
@@ -506,16 +510,20 @@ struct PrimaryKeyMigration {
         let rewrite = try statement.rewritten(temporaryName: temporaryName, foreignKeyColumns: Set(foreignKeys.keys),
                                              uuidFunction: uuidFunction.rawValue, foreignKeyDefaults: foreignKeyDefaults,
                                              dropUnique: isUniqueDropped, addedKeyName: addedKeyName)
+        var nullKeys = 0
         if let key = rewrite.oldKeyColumn,
            let type = try String.fetchOne(db, sql: "SELECT upper(type) FROM pragma_table_info(?) WHERE pk = 1", arguments: [table]),
            type != "INTEGER" {
             // Not a rowid alias: SQLite lets such a key hold text, or NULL.
+            // A NULL key identifies nothing, so no row can reference it: it
+            // gets a fresh key, as the new key column's default gives.
             let quoted = SQLQuoting.identifier(key)
             if let value = try String.fetchOne(db, sql: """
-                SELECT quote(\(quoted)) FROM \(quotedTable) WHERE typeof(\(quoted)) <> 'integer' LIMIT 1
+                SELECT quote(\(quoted)) FROM \(quotedTable) WHERE typeof(\(quoted)) NOT IN ('integer', 'null') LIMIT 1
                 """) {
                 throw refuse("its primary key \"\(key)\" holds \(value), which is not an integer")
             }
+            nullKeys = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quotedTable) WHERE \(quoted) IS NULL") ?? 0
         }
         // Expressions of the columns that turn from integers into text.
         let changing = Array(foreignKeys.keys) + (rewrite.oldKeyColumn.map { [$0] } ?? [])
@@ -561,7 +569,7 @@ struct PrimaryKeyMigration {
         }
         return Plan(table: table, temporaryName: temporaryName, rewrite: rewrite, foreignKeys: foreignKeys,
                     copiedColumns: copiedColumns, rowidAlias: rowidAlias, indexesAndTriggers: indexesAndTriggers,
-                    droppedUniqueIndexes: droppedUniqueIndexes)
+                    droppedUniqueIndexes: droppedUniqueIndexes, nullKeys: nullKeys)
     }
 
     /// What a `CREATE INDEX` computes with: each indexed term that is not a

@@ -305,6 +305,21 @@ import Testing
     }
 
     /// An index that merely lists the key, partial or not, is rebuilt.
+    /// `id INT PRIMARY KEY` is no rowid alias, and SQLite lets it hold NULL.
+    @Test func aNullKeyGetsAFreshKeyAndIsReported() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE t(id INT PRIMARY KEY, v TEXT);
+            INSERT INTO t VALUES (NULL, 'a'), (NULL, 'b'), (1, 'c');
+            """)
+        defer { cleanup() }
+        let report = try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["t"]) }
+        #expect(report.notes == [#""t": 2 rows whose key held NULL got a fresh key (nothing can reference them)"#])
+        let rows = try dbQueue.read { db in try Row.fetchAll(db, sql: "SELECT id, v FROM t ORDER BY v") }
+        #expect(rows.map { $0["v"] as String } == ["a", "b", "c"])
+        #expect(Set(rows.map { $0["id"] as String? }).count == 3 && rows.allSatisfy { ($0["id"] as String?)?.count == 36 },
+                "three distinct UUID keys, none NULL")
+    }
+
     @Test func anIndexThatListsTheKeyIsRebuilt() throws {
         let (dbQueue, cleanup) = try makeFile("""
             CREATE TABLE docs(id INTEGER PRIMARY KEY, title TEXT, archived INT NOT NULL DEFAULT 0);
