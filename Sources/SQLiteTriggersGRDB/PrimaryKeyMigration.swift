@@ -536,6 +536,7 @@ struct PrimaryKeyMigration {
                 throw refuse("its generated column \"\(name)\" computes with \"\(column)\", which becomes text: drop or rewrite that column first")
             }
         }
+        if let key = rewrite.oldKeyColumn { try refuseFullTextTablesKeyedOn(key, of: table, db) }
         var droppedUniqueIndexes: [String] = []
         var indexesAndTriggers: [String] = []
         for object in try Row.fetchAll(db, sql: """
@@ -570,6 +571,52 @@ struct PrimaryKeyMigration {
         return Plan(table: table, temporaryName: temporaryName, rewrite: rewrite, foreignKeys: foreignKeys,
                     copiedColumns: copiedColumns, rowidAlias: rowidAlias, indexesAndTriggers: indexesAndTriggers,
                     droppedUniqueIndexes: droppedUniqueIndexes, nullKeys: nullKeys)
+    }
+
+    /// An external-content full-text table of `table` (FTS5's
+    /// `content="table"`, FTS4's too) that uses the key as its rowid, through
+    /// FTS5's `content_rowid="key"` or through triggers writing `new.key` into
+    /// it, as GRDB's `t.synchronize(withTable:)` makes them: once the key is
+    /// text, its reads fail ("database disk image is malformed") and every
+    /// write to the table fails ("datatype mismatch"). Refused before
+    /// anything changes, naming the table and the remedy.
+    private func refuseFullTextTablesKeyedOn(_ key: String, of table: String, _ db: Database) throws {
+        let virtualTables = try Row.fetchAll(db, sql: """
+            SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'
+            """)
+        let triggers = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? AND sql IS NOT NULL",
+                                           arguments: [table])
+        for virtualTable in virtualTables {
+            let (name, sql): (String, String) = (virtualTable["name"], virtualTable["sql"])
+            let options = moduleOptions(tokenizeSQL(sql).filter { $0.kind != .trivia })
+            guard let content = options["content"], sqliteNamesEqual(content, table) else { continue }
+            let isKeyedByOption = options["content_rowid"].map { sqliteNamesEqual($0, key) } ?? false
+            let isKeyedByTrigger = triggers.contains { trigger in
+                let tokens = tokenizeSQL(trigger).filter { $0.kind != .trivia }
+                return tokens.contains { $0.isName && sqliteNamesEqual($0.name, name) }
+                    && tokens.indices.dropFirst(2).contains { index in
+                        tokens[index].isName && sqliteNamesEqual(tokens[index].name, key) && tokens[index - 1].text == "."
+                            && ["new", "old"].contains(tokens[index - 2].name.lowercased())
+                    }
+            }
+            if isKeyedByOption || isKeyedByTrigger {
+                throw PrimaryKeyMigrationError(table: table, reason:
+                    "its full-text table \"\(name)\" uses \"\(key)\" as its rowid (\(isKeyedByOption ? "content_rowid" : "its triggers write it")), "
+                    + "which becomes text: drop \"\(name)\" and its triggers first, migrate, then create it again "
+                    + "(GRDB's t.synchronize(withTable:) then keys it on the rowid, which the migration keeps)")
+            }
+        }
+    }
+
+    /// The `name = value` arguments of a `CREATE VIRTUAL TABLE ... USING
+    /// module(...)`, names lowercased, values unquoted.
+    private func moduleOptions(_ tokens: [SQLToken]) -> [String: String] {
+        var options: [String: String] = [:]
+        for index in tokens.indices.dropFirst().dropLast() where tokens[index].text == "=" {
+            let name = tokens[index - 1], value = tokens[index + 1]
+            if name.isName, value.isName || value.kind == .number { options[name.name.lowercased()] = value.name }
+        }
+        return options
     }
 
     /// What a `CREATE INDEX` computes with: each indexed term that is not a

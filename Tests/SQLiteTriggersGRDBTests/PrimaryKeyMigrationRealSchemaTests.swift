@@ -305,6 +305,49 @@ import Testing
     }
 
     /// An index that merely lists the key, partial or not, is rebuilt.
+    /// GRDB's own synchronized full-text tables, made by GRDB: FTS5 keys
+    /// them with content_rowid and its triggers, FTS4 with its triggers.
+    /// Refused before anything changes; the remedy the message gives works.
+    @Test(arguments: ["FTS5", "FTS4"])
+    func aSynchronizedFullTextTableIsRefusedAndTheRemedyWorks(_ module: String) throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+            INSERT INTO notes(title) VALUES ('alpha one'), ('beta two');
+            """)
+        defer { cleanup() }
+        func createFullText(_ db: Database) throws {
+            if module == "FTS5" {
+                try db.create(virtualTable: "notesFTS", using: FTS5()) { t in t.synchronize(withTable: "notes"); t.column("title") }
+            } else {
+                try db.create(virtualTable: "notesFTS", using: FTS4()) { t in t.synchronize(withTable: "notes"); t.column("title") }
+            }
+        }
+        try dbQueue.write(createFullText)
+        let before = try dbQueue.read(dump)
+        let error = try #require(throws: PrimaryKeyMigrationError.self) {
+            try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["notes"]) }
+        }
+        #expect(error.reason.hasPrefix(#"its full-text table "notesFTS" uses "id" as its rowid"#), "\(error.reason)")
+        #expect(try dbQueue.read(dump) == before, "nothing changed")
+        // The remedy: drop it (GRDB drops its triggers too), migrate, create it again.
+        try dbQueue.write { db in
+            try db.drop(table: "notesFTS")
+            for trigger in try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE '%notesFTS%'") {
+                try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(trigger))")
+            }
+        }
+        _ = try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: ["notes"]) }
+        try dbQueue.write(createFullText)
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('alpha three')")
+            try db.execute(sql: "UPDATE notes SET title = 'gamma' WHERE title = 'beta two'")
+        }
+        let found = try dbQueue.read { db in
+            try String.fetchAll(db, sql: "SELECT notes.title FROM notes JOIN notesFTS ON notesFTS.rowid = notes.rowid WHERE notesFTS MATCH 'alpha' ORDER BY notes.title")
+        }
+        #expect(found == ["alpha one", "alpha three"])
+    }
+
     /// `id INT PRIMARY KEY` is no rowid alias, and SQLite lets it hold NULL.
     @Test func aNullKeyGetsAFreshKeyAndIsReported() throws {
         let (dbQueue, cleanup) = try makeFile("""
