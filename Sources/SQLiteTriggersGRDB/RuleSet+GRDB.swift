@@ -127,7 +127,18 @@ final class RuleKeeper: TransactionObserver {
         }
         installed = current
         let present = try Set(String.fetchAll(db, sql: "SELECT name FROM temp.sqlite_master WHERE type = 'trigger'"))
-        return rules.filter { rule in !rule.names.allSatisfy(present.contains) }
+        return try rules.filter { rule in
+            guard rule.names.allSatisfy(present.contains) else { return true }
+            // Still there, but ALTER TABLE ... DROP COLUMN may have taken a
+            // column its UPDATE OF names, which leaves it never firing: it
+            // goes, and installing it again says why.
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [rule.tableName])
+            guard rule.updateOfColumns().allSatisfy(columns.containsName) else {
+                try rule.drop().execute(db)
+                return true
+            }
+            return false
+        }
     }
 
     func installMissing(_ db: Database) throws {

@@ -45,6 +45,26 @@ import Testing
         }
     }
 
+    /// ALTER TABLE ... DROP COLUMN leaves a trigger whose UPDATE OF names
+    /// the dropped column (it never fires again): the rule set's keeper
+    /// reports it and refuses the writes it should have fired on.
+    @Test func aDroppedUpdateOfColumnIsReportedByTheKeeper() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, archivedAt TEXT, updatedAt TEXT)")
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('a')")
+        }
+        let rule = Note.createTemporaryTrigger(after: .update(of: \.archivedAt) { _, new in .callback("archived", new.id) })
+        let reported = Locked<[String]>([])
+        try RuleSet([rule]).install(in: dbQueue, onError: { error in reported.mutate { $0.append("\(error)") } })
+        try dbQueue.write { db in try db.execute(sql: "ALTER TABLE notes DROP COLUMN archivedAt") }
+        #expect(reported.value.count == 1 && reported.value.first?.contains(#"UPDATE OF names "archivedAt""#) == true, "\(reported.value)")
+        let error = try #require(throws: DatabaseError.self) {
+            try dbQueue.write { db in try db.execute(sql: "UPDATE notes SET title = 'x'") }
+        }
+        #expect(error.message?.contains("cannot be installed again") == true)
+    }
+
     @Test func aRuleThatFitsInstalls() throws {
         let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
         try dbQueue.write { db throws in
