@@ -5,27 +5,14 @@
 #   ASAN_RUNTIME  the ASan runtime to preload into the uninstrumented CLI
 set -u
 cd "$(dirname "$0")/.."
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-passed=0
-failed=0
-
-# add NAME: adds up NAME's "NAME: N passed, N failed" line of $log.
-add() {
-  local line
-  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -n 1)
-  if [ -z "$line" ]; then echo "sanitize: $1 printed no summary"; failed=$((failed + 1)); return; fi
-  passed=$((passed + $(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')))
-  failed=$((failed + $(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')))
-}
+# shellcheck source=stages.sh
+. Tests/stages.sh
 
 # The shell suite builds and links C programs too, which a preloaded
 # LeakSanitizer would fault for their own leaks: leaks are checked below.
-ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 LD_PRELOAD="$ASAN_RUNTIME" \
-  EXT=build/sanitize/libsqlitetriggers bash Tests/shell/run.sh 2>&1 | tee "$log"
-add shell
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/sanitize/test_c 2>&1 | tee "$log"
-add c
+stage shell env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 LD_PRELOAD="$ASAN_RUNTIME" \
+  EXT=build/sanitize/libsqlitetriggers bash Tests/shell/run.sh
+stage c env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/sanitize/test_c
 
 # The loadable library in the CLI, under LeakSanitizer: the paths where
 # SQLite hands memory back to us, or does not: a change feed's capture,
@@ -42,10 +29,10 @@ out=$(printf '%s\n' ".load build/sanitize/libsqlitetriggers" \
 if [[ $out == *"LeakSanitizer"* || $out != *"3"*"0"*"3"*"SQL logic error"* ]]; then
   echo "FAIL the extension in the sqlite3 CLI leaks nothing"
   echo "$out" | head -n 20
-  failed=$((failed + 1))
+  total_failed=$((total_failed + 1))
 else
-  passed=$((passed + 1))
+  total_passed=$((total_passed + 1))
 fi
 
-echo "sanitize: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+echo "sanitize: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
