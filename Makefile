@@ -6,9 +6,16 @@ BUILD   := build
 EXT_SRC := $(wildcard ext/*.c)
 EXT_HDR := $(wildcard ext/*.h ext/include/*.h)
 WARN    := -Wall -Wextra -Werror
-# -z nodelete: the library registers a pthread_atfork() handler, which must
-# never outlive an unloaded library (sqlite3_close() dlclose()s extensions).
+# The library registers a pthread_atfork() handler, which must never
+# outlive an unloaded library (sqlite3_close() dlclose()s extensions):
+# random.c pins the loaded library with RTLD_NODELETE, and on Linux the
+# linker's -z nodelete says so too.  Apple's linker has no -z option, so a
+# macOS build relies on the pin alone (we could not build for macOS here).
+ifeq ($(shell uname -s),Darwin)
+SO_FLAGS := -dynamiclib -fPIC -fvisibility=hidden
+else
 SO_FLAGS := -shared -fPIC -fvisibility=hidden -Wl,-z,nodelete
+endif
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer -g -O1
 VENV    := $(BUILD)/venv

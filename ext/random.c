@@ -31,8 +31,14 @@
 ** a seed gives the same bytes on every little-endian platform (all the ones
 ** SQLite apps run on), with or without AVX2.
 */
+#if !defined(SQLITE_CORE) && !defined(_WIN32) && !defined(_GNU_SOURCE)
+# define _GNU_SOURCE          /* dladdr() and RTLD_NODELETE in glibc */
+#endif
 #include "sqlitetriggers_internal.h"
 
+#if !defined(SQLITE_CORE) && !defined(_WIN32)
+# include <dlfcn.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -173,11 +179,32 @@ static const struct {
 
 static int iKernel = 1;      /* set once, by sqlitetriggers_random_init_once() */
 
+#ifdef HAVE_AVX2_PATH
+/*
+** 1 if the CPU has AVX2 and the OS saves the YMM registers.  Read with
+** CPUID and XGETBV directly: __builtin_cpu_supports() needs __cpu_model
+** from the compiler's runtime, which Apple's toolchain does not provide
+** (universal macOS builds, Intel Macs and x86-64 simulators would not
+** link; we could not link for Apple here).
+*/
+static int cpuHasAvx2(void){
+  unsigned int eax, ebx, ecx, edx, xcr0Low, xcr0High;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
+  if( eax<7 ) return 0;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+  if( !(ecx & (1u<<27)) || !(ecx & (1u<<28)) ) return 0;   /* OSXSAVE, AVX */
+  __asm__ volatile("xgetbv" : "=a"(xcr0Low), "=d"(xcr0High) : "c"(0));
+  (void)xcr0High;
+  if( (xcr0Low & 6)!=6 ) return 0;                          /* XMM and YMM state */
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+  return (ebx & (1u<<5))!=0;                                /* AVX2 */
+}
+static int hasAvx2 = 0;      /* set once, by initializeOnce() */
+#endif
+
 static int kernelIsAvailable(int i){
 #ifdef HAVE_AVX2_PATH
-  if( aKernel[i].xBlocks16==chacha20Blocks16Avx2 ){
-    return __builtin_cpu_supports("avx2");
-  }
+  if( aKernel[i].xBlocks16==chacha20Blocks16Avx2 ) return hasAvx2;
 #endif
   return i>=0 && i<N_KERNEL;
 }
@@ -241,9 +268,19 @@ static void initializeOnce(void){
   const char *zForced = getenv("SQLITETRIGGERS_CHACHA20");
   int i;
   if( zForced && zForced[0]==0 ) zForced = 0;
+#if !defined(SQLITE_CORE) && !defined(_WIN32)
+  {
+    /* Loaded as an extension: the atfork handler below must never outlive
+    ** the library, which a host's dlclose() would otherwise unload. */
+    Dl_info info;
+    if( dladdr((void*)initializeOnce, &info) && info.dli_fname ){
+      dlopen(info.dli_fname, RTLD_LAZY|RTLD_NOLOAD|RTLD_NODELETE);
+    }
+  }
+#endif
   pthread_atfork(0, 0, onForkChild);
 #ifdef HAVE_AVX2_PATH
-  __builtin_cpu_init();
+  hasAvx2 = cpuHasAvx2();
 #endif
   for(i=0; i<N_KERNEL; i++){
     if( !kernelIsAvailable(i) ) continue;

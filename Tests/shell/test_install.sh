@@ -36,3 +36,36 @@ EXT=$EXT_SAVED
 make -s uninstall PREFIX="$prefix" >/dev/null 2>&1
 check_same "make uninstall removes everything make install put there" \
   "$(find "$prefix" -type f | wc -l)" "0"
+
+# A host that closes the connection unloads the extension (sqlite3_close()
+# dlclose()s it), while the pthread_atfork() handler it registered stays:
+# random.c pins the library with RTLD_NODELETE.  Built here without the
+# linker's -z nodelete, as Apple's linker builds it, so that the pin alone
+# is tested.
+cat > "$SCRATCH/unload.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv){
+  sqlite3 *db; char *zErr = 0; int status = -1; pid_t pid;
+  (void)argc;
+  sqlite3_open(":memory:", &db);
+  sqlite3_enable_load_extension(db, 1);
+  if( sqlite3_load_extension(db, argv[1], "sqlite3_sqlitetriggers_init", &zErr) ){ printf("%s\n", zErr); return 1; }
+  sqlite3_close(db);
+  pid = fork();
+  if( pid==0 ) _exit(0);
+  waitpid(pid, &status, 0);
+  printf("%s %d\n", dlopen(argv[1], RTLD_LAZY|RTLD_NOLOAD) ? "loaded" : "unloaded", WIFEXITED(status));
+  return 0;
+}
+C
+if ${CC:-cc} -O1 -shared -fPIC -fvisibility=hidden -o "$SCRATCH/unpinned.so" ext/*.c -lpthread -ldl 2>"$SCRATCH/cc.log" &&
+   ${CC:-cc} -o "$SCRATCH/unload" "$SCRATCH/unload.c" -lsqlite3 -ldl 2>>"$SCRATCH/cc.log"; then
+  check_same "closing the connection leaves the loaded library (and its fork handler) in place, without -z nodelete" \
+    "$("$SCRATCH/unload" "$SCRATCH/unpinned.so")" "loaded 1"
+else
+  fail "closing the connection leaves the loaded library in place" "it compiles" "$(cat "$SCRATCH/cc.log")"
+fi
