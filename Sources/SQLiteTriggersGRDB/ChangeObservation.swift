@@ -23,7 +23,7 @@ extension DatabaseWriter {
         onError: (@MainActor (any Error) -> Void)? = nil,
         onChange: @escaping @MainActor (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        try startChangeFeed(feed, scheduling: .mainActor, onError: onError.map(onMainActor), decodeSide: { _, row in try Record(row: row) },
+        try startChangeFeed(feed, scheduling: .mainActor, onError: onError.map(onMainActor), decodeSide: ChangeDecoder<Record>.record,
                             onChange: onMainActor(onChange))
     }
 
@@ -41,7 +41,7 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)? = nil,
         onChange: @escaping @Sendable (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        try startChangeFeed(feed, scheduling: scheduling, onError: onError, decodeSide: { _, row in try Record(row: row) }, onChange: onChange)
+        try startChangeFeed(feed, scheduling: scheduling, onError: onError, decodeSide: ChangeDecoder<Record>.record, onChange: onChange)
     }
 
     /// Observes every committed change of a table by key only: each change
@@ -107,7 +107,7 @@ extension DatabaseWriter {
         let (stream, continuation) = AsyncStream.makeStream(of: RecordChange<Record>.self, bufferingPolicy: .bufferingNewest(limit))
         let counters = CallbackStream<RecordChange<Record>>.Counters()
         let observation = try startChangeFeed(feed, scheduling: .immediate, onError: { _ in counters.countUndecodable() },
-                                              decodeSide: { _, row in try Record(row: row) }) { change in
+                                              decodeSide: ChangeDecoder<Record>.record) { change in
             if case .dropped = continuation.yield(change) { counters.countDropped() }
         }
         continuation.onTermination = { [weak observation] _ in observation?.cancel() }
@@ -134,11 +134,10 @@ extension DatabaseWriter {
         onTransaction: @escaping @Sendable (CommittedTransaction<Record>) -> Void
     ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onTransaction)
-        let decodeSide: (ChangeDecoder<Record>, Row) throws -> Record = { _, row in try Record(row: row) }
         let group: (Int64, [RecordChange<Record>]) -> Void = { number, changes in
             delivery.deliver(CommittedTransaction(number: number, changes: changes))
         }
-        return try startChangeFeed(feed, delivery: delivery, decodeSide: decodeSide, onTransaction: group)
+        return try startChangeFeed(feed, delivery: delivery, decodeSide: ChangeDecoder<Record>.record, onTransaction: group)
     }
 
     /// `decodeSide` builds an element from a side of a change: a record, or
@@ -240,6 +239,9 @@ struct TransactionGroup<Element> {
 }
 
 extension ChangeDecoder {
+    /// A side of a change as a record, decoded as a GRDB fetch decodes it.
+    static func record(_ decoder: ChangeDecoder, _ row: Row) throws -> Record { try Record(row: row) }
+
     /// A decoder for `feed`'s committed changes, with the table's change
     /// capture installed on `db` and kept there (and its columns and filter
     /// kept current) for as long as the decoder lives.

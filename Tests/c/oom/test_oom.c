@@ -181,6 +181,28 @@ static void runFunctions(long iAt, int persistent){
   endRun();
 }
 
+/*
+** Runs a scenario's statements, delivering between them as a host does.
+** A constraint failure is the script's own.  After a failure for memory,
+** SQLite may have rolled the transaction back, and a later ROLLBACK TO or
+** COMMIT fails in turn: only the first failure must be memory.
+*/
+static void runScript(sqlite3 *db, const char *const *azSql, int nSql,
+                      const char *zWhat, long iAt, int persistent){
+  int i, hasFailed = 0;
+  for(i=0; i<nSql; i++){
+    int rc = run(db, azSql[i], 0);
+    sqlitetriggers_deliver(db);
+    if( rc!=SQLITE_OK && (rc & 0xff)!=SQLITE_CONSTRAINT && !hasFailed ){
+      hasFailed = 1;
+      expect(isMemoryFailure(db, rc) || iAt==0, zWhat, iAt, persistent);
+      if( !isMemoryFailure(db, rc) && nFailed<=20 ){
+        printf("  %s\n  failed with %d: %s\n", azSql[i], rc, sqlite3_errmsg(db));
+      }
+    }
+  }
+}
+
 /* ---- scenario 2: swift_callback in transactions ------------------------ */
 
 typedef struct Delivered {
@@ -272,7 +294,6 @@ static void runCallbacks(long iAt, int persistent){
   Delivered delivered;
   BatchRead batch;
   char zAudit[4096], zLog[4096];
-  int i, hasFailed = 0;
   memset(&delivered, 0, sizeof(delivered));
   memset(&batch, 0, sizeof(batch));
   batch.db = db;
@@ -293,23 +314,8 @@ static void runCallbacks(long iAt, int persistent){
     exit(2);
   }
   arm(iAt, persistent);
-  for(i=0; i<N_CALLBACK_SQL; i++){
-    int rc = run(db, aCallbackSql[i], 0);
-    /* Delivery runs between statements, as a host runs it. */
-    sqlitetriggers_deliver(db);
-    /* The UNIQUE failure is the script's own.  After a failure for memory,
-    ** SQLite may have rolled the transaction back, and a later ROLLBACK TO
-    ** or COMMIT fails in turn: only the first failure must be memory. */
-    if( rc!=SQLITE_OK && (rc & 0xff)!=SQLITE_CONSTRAINT && !hasFailed ){
-      hasFailed = 1;
-      expect(isMemoryFailure(db, rc) || iAt==0,
-             "a callback statement fails only for memory", iAt, persistent);
-      if( !isMemoryFailure(db, rc) && nFailed<=20 ){
-        printf("  %s\n  failed with %d: %s\n", aCallbackSql[i], rc,
-               sqlite3_errmsg(db));
-      }
-    }
-  }
+  runScript(db, aCallbackSql, N_CALLBACK_SQL, "a callback statement fails only for memory",
+            iAt, persistent);
   disarm();
   if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "COMMIT", 0, 0, 0);
   sqlitetriggers_deliver(db);
@@ -391,7 +397,7 @@ static void runCapture(long iAt, int persistent){
   sqlite3 *db = openRegistered();
   Replica replica;
   char zTable[4096], zReplica[4096];
-  int i, hasFailed = 0;
+  int i;
   size_t n = 0;
   memset(&replica, 0, sizeof(replica));
   /* n, with its default, makes the capture read the table's defaults. */
@@ -423,18 +429,8 @@ static void runCapture(long iAt, int persistent){
     endRun();
     return;
   }
-  for(i=0; i<N_CAPTURE_SQL; i++){
-    int rc = run(db, aCaptureSql[i], 0);
-    sqlitetriggers_deliver(db);
-    if( rc!=SQLITE_OK && (rc & 0xff)!=SQLITE_CONSTRAINT && !hasFailed ){
-      hasFailed = 1;
-      expect(isMemoryFailure(db, rc) || iAt==0,
-             "a captured statement fails only for memory", iAt, persistent);
-      if( !isMemoryFailure(db, rc) && nFailed<=20 ){
-        printf("  %s\n  failed with %d: %s\n", aCaptureSql[i], rc, sqlite3_errmsg(db));
-      }
-    }
-  }
+  runScript(db, aCaptureSql, N_CAPTURE_SQL, "a captured statement fails only for memory",
+            iAt, persistent);
   disarm();
   if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
   sqlitetriggers_deliver(db);
