@@ -21,7 +21,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
+.PHONY: all test test-stages test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
 
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib
@@ -65,7 +65,7 @@ $(BUILD)/sanitize/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(CC) $(SAN_FLAGS) $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
 # arm64: the C tests cross-compiled and run under qemu-user (Debian:
-# gcc-aarch64-linux-gnu, qemu-user, libsqlite3-dev:arm64; .ci/run installs
+# gcc-aarch64-linux-gnu, qemu-user, libsqlite3-dev:arm64; make test installs
 # them).
 ARM64_CC  ?= aarch64-linux-gnu-gcc
 ARM64_LIB ?= /usr/lib/aarch64-linux-gnu
@@ -179,7 +179,13 @@ demo: $(BUILD)/libsqlitetriggers.so
 	@.build/debug/reminders-demo $(DEMO_DB)
 	@echo "$$DEMO_SQL" | $(SQLITE3) -batch $(DEMO_DB)
 
-test: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready \
+# make test first installs the Debian packages it needs (as root), or stops
+# naming the command to run: Tests/prerequisites.sh.
+test:
+	@bash Tests/prerequisites.sh
+	@$(MAKE) --no-print-directory test-stages
+
+test-stages: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready \
       $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
 	@PYTHON=$(PYTHON) ASAN_RUNTIME=$(ASAN_RUNTIME) bash Tests/run_all.sh
 

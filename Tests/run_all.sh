@@ -47,7 +47,7 @@ tsan_stage() {
 # missing_toolchain NAME HINT: a stage whose toolchain is absent fails,
 # saying what to install, rather than passing unseen.
 missing_toolchain() {
-  echo "$1: no toolchain for it; bash .ci/run installs $2"
+  echo "$1: no toolchain for it; make test installs $2 (Tests/prerequisites.sh)"
   echo "$1: 0 passed, 1 failed"
 }
 

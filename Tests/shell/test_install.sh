@@ -69,3 +69,24 @@ if ${CC:-cc} -O1 -shared -fPIC -fvisibility=hidden -o "$SCRATCH/unpinned.so" ext
 else
   fail "closing the connection leaves the loaded library in place" "it compiles" "$(cat "$SCRATCH/cc.log")"
 fi
+
+# make test's first step on a machine that lacks packages, run by a user who
+# cannot install them: it stops at once, naming the command, and installs
+# nothing.  dpkg and apt-get are stand-ins that report every package missing
+# and record any call.
+fake="$SCRATCH/fake-bin"
+mkdir -p "$fake"
+printf '#!/bin/sh\necho "$0 $*" >> %s/apt-calls\nexit 1\n' "$SCRATCH" > "$fake/apt-get"
+printf '#!/bin/sh\ncase "$1" in --print-architecture) echo amd64;; esac\n[ "$1" = -s ] && exit 1\nexit 0\n' > "$fake/dpkg"
+chmod +x "$fake/apt-get" "$fake/dpkg"
+chmod o+rx "$SCRATCH" "$fake"
+prereq_out=$(cd "$SCRATCH" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+  env PATH="$fake:/usr/bin:/bin" bash "$OLDPWD/Tests/prerequisites.sh" 2>&1)
+prereq_status=$?
+check_same "make test without root stops at once when packages are missing" "$prereq_status" "1"
+case "$prereq_out" in
+  *"run as root:  dpkg --add-architecture arm64 && apt-get update && apt-get install -y "*"libsqlite3-dev:arm64"*"gcc-12-multilib"*)
+    pass "make test without root names the command that installs what is missing" ;;
+  *) fail "make test without root names the command that installs what is missing" "the apt-get command" "$prereq_out" ;;
+esac
+check_same "make test without root installs nothing" "$([ -e "$SCRATCH/apt-calls" ] && echo called || echo none)" "none"
