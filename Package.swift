@@ -11,10 +11,12 @@ let package = Package(
         .library(name: "SQLiteTriggersMacros", targets: ["SQLiteTriggersMacros"]),
     ],
     // Ranges, never pins: this package lives in other people's apps, whose
-    // graphs must still resolve (GRDB 7.x, swift-syntax 602 to 604).
+    // graphs must still resolve. GRDB from 7.10.0, the lowest version
+    // tested; swift-syntax 600 to 604 (make test builds the macros with
+    // 600.0.1 and with the newest in range: Tests/consumer/run.sh).
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", "7.10.0"..<"8.0.0"),
-        .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"605.0.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"605.0.0"),
         .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", from: "1.19.7"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
         // `swift package generate-documentation` (the Documentation.docc catalogs).
@@ -89,5 +91,6 @@ let package = Package(
                 .product(name: "MacroTesting", package: "swift-macro-testing"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
             ]),
-    ]
+    ],
+    swiftLanguageModes: [.v6]
 )

@@ -52,7 +52,7 @@ extension DatabaseWriter {
     /// ``observeChanges(to:feed:scheduling:onError:onChange:)``.
     ///
     /// ```swift
-    /// let reindex = try dbQueue.observeChangedKeys(of: Reminder.self, scheduling: .immediate) { change in
+    /// let reindex = try dbQueue.observeChangedKeys(of: Reminder.self, scheduling: .onWriterQueue) { change in
     ///     if let key = change.new { print("reindex", key) }
     /// }
     /// ```
@@ -106,7 +106,7 @@ extension DatabaseWriter {
     ) throws -> CallbackStream<RecordChange<Record>> {
         let (stream, continuation) = AsyncStream.makeStream(of: RecordChange<Record>.self, bufferingPolicy: .bufferingNewest(limit))
         let counters = CallbackStream<RecordChange<Record>>.Counters()
-        let observation = try startChangeFeed(feed, scheduling: .immediate, onError: { _ in counters.countUndecodable() },
+        let observation = try startChangeFeed(feed, scheduling: .onWriterQueue, onError: { _ in counters.countUndecodable() },
                                               decodeSide: ChangeDecoder<Record>.record) { change in
             if case .dropped = continuation.yield(change) { counters.countDropped() }
         }

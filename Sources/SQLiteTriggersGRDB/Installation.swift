@@ -110,3 +110,7 @@ private final class CallbackDeliverer: TransactionObserver {
         }
     }
 }
+
+/// Our tokens are GRDB cancellables: an app can keep them beside its
+/// `ValueObservation` cancellables, in one `[any DatabaseCancellable]`.
+extension CallbackObservation: DatabaseCancellable {}

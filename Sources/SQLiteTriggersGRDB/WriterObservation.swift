@@ -10,7 +10,7 @@ import Foundation
 /// ```
 public struct CallbackScheduling: Sendable {
     let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
-    /// `.immediate`: events are handed over in place, with no closure to build.
+    /// `.onWriterQueue`: events are handed over in place, with no closure to build.
     var runsInPlace = false
 
     /// Asynchronously on `queue`, one event after another, in commit order.
@@ -28,11 +28,16 @@ public struct CallbackScheduling: Sendable {
     /// the writer runs anything else. Keep it short: the writer waits.
     ///
     /// ```swift
-    /// let observation = try dbQueue.observe(ReminderCompleted.self, scheduling: .immediate) { event in
+    /// let observation = try dbQueue.observe(ReminderCompleted.self, scheduling: .onWriterQueue) { event in
     ///     print(event.title)                         // the writer waits for this
     /// }
     /// ```
-    public static let immediate = CallbackScheduling(schedule: { action in action() }, runsInPlace: true)
+    public static let onWriterQueue = CallbackScheduling(schedule: { action in action() }, runsInPlace: true)
+
+    /// Renamed: GRDB's `.immediate` scheduler means the main actor with a
+    /// first value delivered synchronously, the opposite of this one.
+    @available(*, unavailable, renamed: "onWriterQueue")
+    public static var immediate: CallbackScheduling { onWriterQueue }
 }
 
 extension DatabaseWriter {
@@ -75,7 +80,7 @@ extension DatabaseWriter {
     /// like the events.
     ///
     /// ```swift
-    /// let observation = try dbPool.observe(ReminderCompleted.self, scheduling: .immediate) { event in
+    /// let observation = try dbPool.observe(ReminderCompleted.self, scheduling: .onWriterQueue) { event in
     ///     print("Completed \(event.title)")            // on the writer's queue, right after commit
     /// }
     /// ```

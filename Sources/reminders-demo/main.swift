@@ -107,7 +107,7 @@ try dbPool.read { db in
 }
 
 let completions = Locked<String>()
-let observation = try dbPool.observe(ReminderCompleted.self, scheduling: .immediate) { event in
+let observation = try dbPool.observe(ReminderCompleted.self, scheduling: .onWriterQueue) { event in
     print("  📣 after commit: “\(event.title)” was completed")
     completions.append(event.title)
 }
@@ -115,7 +115,7 @@ let observation = try dbPool.observe(ReminderCompleted.self, scheduling: .immedi
 // A replica of the reminders table, kept only from the change feed: what a
 // sync engine or a search index would keep.
 let replica = Replica()
-let feed = try dbPool.observeChanges(to: Reminder.self, scheduling: .immediate) { change in replica.apply(change) }
+let feed = try dbPool.observeChanges(to: Reminder.self, scheduling: .onWriterQueue) { change in replica.apply(change) }
 try dbPool.read { db in replica.seed(try Reminder.fetchAll(db)) }
 
 step("Edit a reminder with raw SQL: the database stamps it")

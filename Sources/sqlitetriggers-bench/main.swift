@@ -314,7 +314,7 @@ func sessionWrite(_ write: (Database) throws -> Void) throws {
         peer.end()
     }
 }
-let feedObservation = try feedQueues.feed.observeChanges(to: FeedItem.self, scheduling: .immediate) { _ in feedCounter.count += 1 }
+let feedObservation = try feedQueues.feed.observeChanges(to: FeedItem.self, scheduling: .onWriterQueue) { _ in feedCounter.count += 1 }
 let fetchingObserver = FetchingObserver(counter: fetchCounter)
 feedQueues.peer.add(transactionObserver: fetchingObserver)
 if let single = singleFeedWrite {

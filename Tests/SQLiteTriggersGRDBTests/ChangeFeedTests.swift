@@ -61,7 +61,7 @@ struct Replica<Record: Hashable> {
         _ record: Record.Type, feed: ChangeFeed<Record> = .all, on writer: some DatabaseWriter
     ) throws -> (Locked<[RecordChange<Record>]>, CallbackObservation) {
         let changes = Locked<[RecordChange<Record>]>([])
-        let observation = try writer.observeChanges(to: record, feed: feed, scheduling: .immediate) { change in
+        let observation = try writer.observeChanges(to: record, feed: feed, scheduling: .onWriterQueue) { change in
             changes.mutate { $0.append(change) }
         }
         return (changes, observation)
@@ -117,7 +117,7 @@ struct Replica<Record: Hashable> {
         let dbQueue = try makeQueue()
         let changes = Locked<[RecordChange<FeedList>]>([])
         let token = Locked<CallbackObservation?>(nil)
-        let observation = try dbQueue.observeChanges(to: FeedList.self, scheduling: .immediate) { change in
+        let observation = try dbQueue.observeChanges(to: FeedList.self, scheduling: .onWriterQueue) { change in
             changes.mutate { $0.append(change) }
             token.value?.cancel()
         }
@@ -225,12 +225,12 @@ struct Replica<Record: Hashable> {
         let dbQueue = try makeQueue()
         try dbQueue.write { db in try db.execute(sql: "CREATE TABLE generated(id INTEGER PRIMARY KEY, v INT, twice INT AS (v * 2))") }
         let error = try #require(throws: DatabaseError.self) {
-            try dbQueue.observeChanges(to: Generated.self, scheduling: .immediate) { _ in }
+            try dbQueue.observeChanges(to: Generated.self, scheduling: .onWriterQueue) { _ in }
         }
         #expect(error.message?.contains("generated columns") == true && error.message?.contains("'keys' mode") == true)
         #expect(try dbQueue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'") } == 0)
         let keys = Locked<[RecordChange<ChangedKey>]>([])
-        let observation = try dbQueue.observeChangedKeys(of: Generated.self, scheduling: .immediate) { change in keys.mutate { $0.append(change) } }
+        let observation = try dbQueue.observeChangedKeys(of: Generated.self, scheduling: .onWriterQueue) { change in keys.mutate { $0.append(change) } }
         defer { observation.cancel() }
         try dbQueue.write { db in try db.execute(sql: "INSERT INTO generated(id, v) VALUES (1, 21)") }
         #expect(keys.value == [.inserted(ChangedKey(rowID: 1, primaryKey: ["id": 1.databaseValue]))])
@@ -259,10 +259,10 @@ struct Replica<Record: Hashable> {
         let exact = Locked<[CommittedTransaction<FeedList>]>([]), net = Locked<[CommittedTransaction<FeedList>]>([])
         let inserts = Locked<[CommittedTransaction<FeedList>]>([])
         let observations = [
-            try dbQueue.observeTransactions(of: FeedList.self, scheduling: .immediate) { t in exact.mutate { $0.append(t) } },
-            try dbQueue.observeTransactions(of: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { t in
+            try dbQueue.observeTransactions(of: FeedList.self, scheduling: .onWriterQueue) { t in exact.mutate { $0.append(t) } },
+            try dbQueue.observeTransactions(of: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .onWriterQueue) { t in
                 net.mutate { $0.append(t) } },
-            try dbQueue.observeTransactions(of: FeedList.self, feed: .inserts(), scheduling: .immediate) { t in inserts.mutate { $0.append(t) } },
+            try dbQueue.observeTransactions(of: FeedList.self, feed: .inserts(), scheduling: .onWriterQueue) { t in inserts.mutate { $0.append(t) } },
         ]
         defer { observations.forEach { $0.cancel() } }
         try dbQueue.write { db in
@@ -309,9 +309,9 @@ struct Replica<Record: Hashable> {
             }
         }
         let observations = [
-            try dbQueue.observeChangedKeys(of: FeedItem.self, scheduling: .immediate, onChange: record("items")),
-            try dbQueue.observeChangedKeys(of: Plain.self, scheduling: .immediate, onChange: record("plain")),
-            try dbQueue.observeChangedKeys(of: Keyed.self, scheduling: .immediate, onChange: record("keyed")),
+            try dbQueue.observeChangedKeys(of: FeedItem.self, scheduling: .onWriterQueue, onChange: record("items")),
+            try dbQueue.observeChangedKeys(of: Plain.self, scheduling: .onWriterQueue, onChange: record("plain")),
+            try dbQueue.observeChangedKeys(of: Keyed.self, scheduling: .onWriterQueue, onChange: record("keyed")),
         ]
         let (rows, rowObservation) = try collect(FeedItem.self, on: dbQueue)
         defer { (observations + [rowObservation]).forEach { $0.cancel() } }
@@ -342,7 +342,7 @@ struct Replica<Record: Hashable> {
     @Test func aRoundThatCannotBeReadSaysHowManyChangesItLost() throws {
         let dbQueue = try makeQueue()
         let errors = Locked<[String]>([])
-        let observation = try dbQueue.observeChanges(to: FeedList.self, scheduling: .immediate,
+        let observation = try dbQueue.observeChanges(to: FeedList.self, scheduling: .onWriterQueue,
                                                      onError: { error in errors.mutate { $0.append("\(error)") } }) { _ in }
         defer { observation.cancel() }
         // A view created after the events, in their transaction, hides the
@@ -361,7 +361,7 @@ struct Replica<Record: Hashable> {
         let dbQueue = try makeQueue(recursiveTriggers: true)
         let keys = Locked<[RecordChange<ChangedKey>]>([])
         let observation = try dbQueue.observeChangedKeys(of: FeedList.self, feed: ChangeFeed.all.netPerTransaction(),
-                                                         scheduling: .immediate) { change in keys.mutate { $0.append(change) } }
+                                                         scheduling: .onWriterQueue) { change in keys.mutate { $0.append(change) } }
         defer { observation.cancel() }
         try dbQueue.write { db in
             try db.execute(sql: """
@@ -480,11 +480,11 @@ struct Replica<Record: Hashable> {
         var netLists = exactLists, netItems = exactItems
         let delivered = Locked<[(net: Bool, list: RecordChange<FeedList>?, item: RecordChange<FeedItem>?)]>([])
         let observations = [
-            try dbQueue.observeChanges(to: FeedList.self, scheduling: .immediate) { c in delivered.mutate { $0.append((false, c, nil)) } },
-            try dbQueue.observeChanges(to: FeedItem.self, scheduling: .immediate) { c in delivered.mutate { $0.append((false, nil, c)) } },
-            try dbQueue.observeChanges(to: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { c in
+            try dbQueue.observeChanges(to: FeedList.self, scheduling: .onWriterQueue) { c in delivered.mutate { $0.append((false, c, nil)) } },
+            try dbQueue.observeChanges(to: FeedItem.self, scheduling: .onWriterQueue) { c in delivered.mutate { $0.append((false, nil, c)) } },
+            try dbQueue.observeChanges(to: FeedList.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .onWriterQueue) { c in
                 delivered.mutate { $0.append((true, c, nil)) } },
-            try dbQueue.observeChanges(to: FeedItem.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .immediate) { c in
+            try dbQueue.observeChanges(to: FeedItem.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .onWriterQueue) { c in
                 delivered.mutate { $0.append((true, nil, c)) } },
         ]
         defer { observations.forEach { $0.cancel() } }
@@ -621,7 +621,7 @@ struct SplitMix64: RandomNumberGenerator {
             try db.execute(sql: "CREATE TABLE readings(id BLOB PRIMARY KEY, textID TEXT, temperature REAL, place TEXT, at TEXT, note TEXT)")
         }
         let changes = Locked<[RecordChange<Reading>]>([])
-        let observation = try dbQueue.observeChanges(to: Reading.self, scheduling: .immediate) { change in changes.mutate { $0.append(change) } }
+        let observation = try dbQueue.observeChanges(to: Reading.self, scheduling: .onWriterQueue) { change in changes.mutate { $0.append(change) } }
         defer { observation.cancel() }
         let reading = Reading(id: UUID(), textID: UUID(), temperature: Temperature(celsius: 21.5),
                               place: Place(city: "Lyon", floors: [1, 2]), at: Date(timeIntervalSince1970: 1_700_000_000.123), note: nil)

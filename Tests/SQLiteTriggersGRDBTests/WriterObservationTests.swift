@@ -45,7 +45,7 @@ import Testing
         var received: [Locked<[Int]>] = [], observations: [CallbackObservation] = []
         for _ in 0..<30 {
             let seen = Locked<[Int]>([])
-            observations.append(try dbQueue.observe(Inserted.self, scheduling: .immediate) { event in
+            observations.append(try dbQueue.observe(Inserted.self, scheduling: .onWriterQueue) { event in
                 seen.mutate { $0.append(Int(event.value)!) }
             })
             received.append(seen)
@@ -102,7 +102,7 @@ import Testing
         defer { cleanup() }
         try prepare(writer)
         let received = Locked<[String]>([])
-        let observation = try writer.observe(Inserted.self, scheduling: .immediate) { event in
+        let observation = try writer.observe(Inserted.self, scheduling: .onWriterQueue) { event in
             received.mutate { $0.append(event.value) }
         }
         try insert("a", into: writer)
@@ -130,7 +130,7 @@ import Testing
         queue.sync {}
         #expect(received.value.isEmpty, "released before its queued event ran")
 
-        let kept = try dbQueue.observe(Inserted.self, scheduling: .immediate) { event in
+        let kept = try dbQueue.observe(Inserted.self, scheduling: .onWriterQueue) { event in
             received.mutate { $0.append(event.value) }
         }
         kept.cancel()

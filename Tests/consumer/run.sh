@@ -4,6 +4,8 @@
 # required from 7.0.0: it must resolve and build against the ranges our
 # Package.swift declares. The package is reached through a link named
 # SQLiteTriggers, the directory name SwiftPM takes as its identity.
+# Then the same app again with swift-syntax held at 600.0.1, the lowest
+# version of the range we declare: our macro plugin must build with it.
 # Prints "consumer: N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,6 +41,16 @@ elif (set -o pipefail; cd "$work/RemindersApp" && swift build 2>&1 | tail -n 5);
     echo "FAIL the app ran but printed: $output"; failed=$((failed + 1)); fi
 else
   echo "FAIL an app depending on the package does not build"; failed=$((failed + 1))
+fi
+
+if (set -o pipefail; cd "$work/RemindersApp" &&
+    swift package resolve swift-syntax --version 600.0.1 2>&1 | tail -n 2 &&
+    grep -A4 '"swift-syntax"' Package.resolved | grep -q '"version" : "600.0.1"' &&
+    swift build 2>&1 | tail -n 2) &&
+   [ "$(cd "$work/RemindersApp" && .build/debug/RemindersApp 2>&1)" = "7 1" ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL the app does not build or run with swift-syntax 600.0.1"; failed=$((failed + 1))
 fi
 echo "consumer: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
