@@ -26,44 +26,44 @@ extension UUID: TypedSQLExpression { public var typedSQLText: String { sqlLitera
 
 // MARK: - CASE
 
-/// `CASE … WHEN … THEN … ELSE … END`: with a base (`Case(new.status)`), each
-/// `when` compares it with a value; without one (`Case()`), each `when` is a
+/// `CASE … WHEN … THEN … ELSE … END`: with a base (`SQLCase(new.status)`), each
+/// `when` compares it with a value; without one (`SQLCase()`), each `when` is a
 /// condition.
 ///
 /// ```swift
-/// let label: TypedSQL<String> = Case(new.status).when(0, then: "open").when(1, then: "done").else("other")
-/// let urgency: TypedSQL<String> = Case().when(new.priority > 2, then: "high").else("normal")
+/// let label: TypedSQL<String> = SQLCase(new.status).when(0, then: "open").when(1, then: "done").else("other")
+/// let urgency: TypedSQL<String> = SQLCase().when(new.priority > 2, then: "high").else("normal")
 /// ```
-public struct Case<Base>: Sendable {
+public struct SQLCase<Base>: Sendable {
     let base: String?
 
     /// A simple CASE: each `when` compares `base` with a value.
     public init(_ base: TypedSQL<Base>) { self.base = base.operand }
 
     /// `WHEN value THEN result`, for a Swift value and a Swift result.
-    public func when<Result: SQLLiteral>(_ value: TypedSQL<Base>, then result: Result) -> CaseWhen<Base, Result> {
-        CaseWhen(base: base, branches: ["WHEN \(value.sql) THEN \(result.sqlLiteral)"])
+    public func when<Result: SQLLiteral>(_ value: TypedSQL<Base>, then result: Result) -> SQLCaseWhen<Base, Result> {
+        SQLCaseWhen(base: base, branches: ["WHEN \(value.sql) THEN \(result.sqlLiteral)"])
     }
 
     /// `WHEN value THEN result`, for a result expression.
-    public func when<Result>(_ value: TypedSQL<Base>, then result: TypedSQL<Result>) -> CaseWhen<Base, Result> {
-        CaseWhen(base: base, branches: ["WHEN \(value.sql) THEN \(result.sql)"])
+    public func when<Result>(_ value: TypedSQL<Base>, then result: TypedSQL<Result>) -> SQLCaseWhen<Base, Result> {
+        SQLCaseWhen(base: base, branches: ["WHEN \(value.sql) THEN \(result.sql)"])
     }
 }
 
-extension Case where Base == Bool {
+extension SQLCase where Base == Bool {
     /// A searched CASE: each `when` is a condition.
     public init() { self.base = nil }
 }
 
 /// A CASE with at least one branch; `else` or `end` finishes it.
-public struct CaseWhen<Base, Result>: Sendable {
+public struct SQLCaseWhen<Base, Result>: Sendable {
     let base: String?
     let branches: [String]
 
     /// Another `WHEN value THEN result`.
-    public func when(_ value: TypedSQL<Base>, then result: TypedSQL<Result>) -> CaseWhen {
-        CaseWhen(base: base, branches: branches + ["WHEN \(value.sql) THEN \(result.sql)"])
+    public func when(_ value: TypedSQL<Base>, then result: TypedSQL<Result>) -> SQLCaseWhen {
+        SQLCaseWhen(base: base, branches: branches + ["WHEN \(value.sql) THEN \(result.sql)"])
     }
 
     /// `ELSE fallback END`: a value in every case.
@@ -79,9 +79,9 @@ public struct CaseWhen<Base, Result>: Sendable {
     }
 }
 
-extension CaseWhen where Result: SQLLiteral {
+extension SQLCaseWhen where Result: SQLLiteral {
     /// Another `WHEN value THEN result`, for a Swift result.
-    public func when(_ value: TypedSQL<Base>, then result: Result) -> CaseWhen {
+    public func when(_ value: TypedSQL<Base>, then result: Result) -> SQLCaseWhen {
         when(value, then: TypedSQL<Result>.value(result))
     }
 
@@ -108,7 +108,7 @@ extension TypedSQL {
     /// ```swift
     /// let tagged: TypedSQL<Bool> = new.id.in(ReminderTag.select { $0.reminderID })
     /// ```
-    public func `in`<Table>(_ query: Select<Table, Value>) -> TypedSQL<Bool> {
+    public func `in`<Table>(_ query: TableSelect<Table, Value>) -> TypedSQL<Bool> {
         TypedSQL<Bool>(raw: "\(operand) IN (\(query.inlineSQL))", isCompound: true)
     }
 
@@ -117,7 +117,7 @@ extension TypedSQL {
     /// ```swift
     /// let untagged: TypedSQL<Bool> = new.id.notIn(ReminderTag.select { $0.reminderID })
     /// ```
-    public func notIn<Table>(_ query: Select<Table, Value>) -> TypedSQL<Bool> {
+    public func notIn<Table>(_ query: TableSelect<Table, Value>) -> TypedSQL<Bool> {
         TypedSQL<Bool>(raw: "\(operand) NOT IN (\(query.inlineSQL))", isCompound: true)
     }
 

@@ -13,14 +13,14 @@
 /// ```
 public struct RuleSet: Sendable {
     /// The triggers, in installation order.
-    public let rules: [TemporaryTrigger]
+    public let rules: [TempTrigger]
 
     /// The rules of an array.
     ///
     /// ```swift
     /// let rules = RuleSet([Reminder.afterUpdateTouch(\.updatedAt)])
     /// ```
-    public init(_ rules: [TemporaryTrigger]) {
+    public init(_ rules: [TempTrigger]) {
         self.rules = rules
     }
 
@@ -32,7 +32,7 @@ public struct RuleSet: Sendable {
     ///     if stampsCreation { Reminder.afterInsertTouch(\.createdAt) }
     /// }
     /// ```
-    public init(@RuleSetBuilder _ rules: () -> [TemporaryTrigger]) {
+    public init(@RuleSetBuilder _ rules: () -> [TempTrigger]) {
         self.rules = rules()
     }
 }
@@ -40,11 +40,11 @@ public struct RuleSet: Sendable {
 /// Collects the triggers of a ``RuleSet``.
 @resultBuilder
 public enum RuleSetBuilder {
-    public static func buildExpression(_ rule: TemporaryTrigger) -> [TemporaryTrigger] { [rule] }
-    public static func buildExpression(_ rules: [TemporaryTrigger]) -> [TemporaryTrigger] { rules }
-    public static func buildBlock(_ parts: [TemporaryTrigger]...) -> [TemporaryTrigger] { parts.flatMap { $0 } }
-    public static func buildOptional(_ part: [TemporaryTrigger]?) -> [TemporaryTrigger] { part ?? [] }
-    public static func buildEither(first part: [TemporaryTrigger]) -> [TemporaryTrigger] { part }
-    public static func buildEither(second part: [TemporaryTrigger]) -> [TemporaryTrigger] { part }
-    public static func buildArray(_ parts: [[TemporaryTrigger]]) -> [TemporaryTrigger] { parts.flatMap { $0 } }
+    public static func buildExpression(_ rule: TempTrigger) -> [TempTrigger] { [rule] }
+    public static func buildExpression(_ rules: [TempTrigger]) -> [TempTrigger] { rules }
+    public static func buildBlock(_ parts: [TempTrigger]...) -> [TempTrigger] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [TempTrigger]?) -> [TempTrigger] { part ?? [] }
+    public static func buildEither(first part: [TempTrigger]) -> [TempTrigger] { part }
+    public static func buildEither(second part: [TempTrigger]) -> [TempTrigger] { part }
+    public static func buildArray(_ parts: [[TempTrigger]]) -> [TempTrigger] { parts.flatMap { $0 } }
 }

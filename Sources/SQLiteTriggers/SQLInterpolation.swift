@@ -35,7 +35,7 @@ public struct SQLFragment: ExpressibleByStringInterpolation, Sendable {
         }
 
         /// A column's quoted name, unqualified.
-        public mutating func appendInterpolation<Value>(_ column: TableColumn<Value>) {
+        public mutating func appendInterpolation<Value>(_ column: ColumnDescription<Value>) {
             text += SQLQuoting.identifier(column.name)
         }
     }

@@ -1,5 +1,5 @@
 /// What the trigger builders know of a table (or a view): its SQL name and
-/// its typed columns, as static members of `TableColumns`. `@Table`
+/// its typed columns, as static members of `TriggerColumns`. `@TriggerTable`
 /// generates it; by hand it is a few lines:
 ///
 /// ```swift
@@ -7,26 +7,26 @@
 ///
 /// extension Reminder: TableDescription {
 ///     static let tableName = "reminders"
-///     enum TableColumns {
-///         static let id = TableColumn<UUID>("id", primaryKey: true)
-///         static let title = TableColumn<String>("title")
-///         static let updatedAt = TableColumn<Date?>("updatedAt")
+///     enum TriggerColumns {
+///         static let id = ColumnDescription<UUID>("id", primaryKey: true)
+///         static let title = ColumnDescription<String>("title")
+///         static let updatedAt = ColumnDescription<Date?>("updatedAt")
 ///     }
-///     static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.updatedAt]
+///     static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title, TriggerColumns.updatedAt]
 /// }
 /// ```
 ///
 /// The columns are static, as GRDB's `Columns` are, so that with
-/// `SQLiteTriggersGRDB` imported the same `TableColumns` serve GRDB's query
-/// interface (`Reminder.filter { $0.title == "Milk" }`): `@Table` names
+/// `SQLiteTriggersGRDB` imported the same `TriggerColumns` serve GRDB's query
+/// interface (`Reminder.filter { $0.title == "Milk" }`): `@TriggerTable` names
 /// them `Columns` too unless the type declares its own.
 public protocol TableDescription {
-    associatedtype TableColumns
+    associatedtype TriggerColumns
     /// The table's name in SQL.
     static var tableName: String { get }
     /// Every column of the description, in order; the one marked
     /// `primaryKey` is the key of ``TableUpdate/find(_:)``.
-    static var allColumns: [any AnyTableColumn] { get }
+    static var allColumns: [any AnyColumnDescription] { get }
     /// The schema the table lives in: "main" unless said otherwise ("temp"
     /// for a TEMP view). Triggers name it (`ON "main"."reminders"`), so a
     /// TEMP table of the same name cannot capture them.
@@ -45,9 +45,9 @@ extension TableDescription {
 /// A column's SQL name, Swift value type, and whether it is the primary key.
 ///
 /// ```swift
-/// let title = TableColumn<String>("title")       // in a TableColumns enum, `static let`
+/// let title = ColumnDescription<String>("title")       // in a TriggerColumns enum, `static let`
 /// ```
-public struct TableColumn<Value>: AnyTableColumn, Sendable {
+public struct ColumnDescription<Value>: AnyColumnDescription, Sendable {
     public let name: String
     public let isPrimaryKey: Bool
 
@@ -55,7 +55,7 @@ public struct TableColumn<Value>: AnyTableColumn, Sendable {
     /// ``TableUpdate/find(_:)`` uses.
     ///
     /// ```swift
-    /// let id = TableColumn<UUID>("id", primaryKey: true)
+    /// let id = ColumnDescription<UUID>("id", primaryKey: true)
     /// ```
     public init(_ name: String, primaryKey: Bool = false) {
         self.name = name
@@ -64,7 +64,7 @@ public struct TableColumn<Value>: AnyTableColumn, Sendable {
 }
 
 /// A column seen without its value type.
-public protocol AnyTableColumn: Sendable {
+public protocol AnyColumnDescription: Sendable {
     var name: String { get }
     var isPrimaryKey: Bool { get }
 }
@@ -85,8 +85,8 @@ public struct TriggerRow<Table: TableDescription>: Sendable {
 
     public init(_ qualifier: String) { self.qualifier = qualifier }
 
-    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.TableColumns.Type, TableColumn<Value>>) -> TypedSQL<Value> {
-        let column = Table.TableColumns.self[keyPath: keyPath]
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.TriggerColumns.Type, ColumnDescription<Value>>) -> TypedSQL<Value> {
+        let column = Table.TriggerColumns.self[keyPath: keyPath]
         return TypedSQL(raw: "\(SQLQuoting.identifier(qualifier)).\(SQLQuoting.identifier(column.name))")
     }
 
@@ -96,7 +96,7 @@ public struct TriggerRow<Table: TableDescription>: Sendable {
 
 extension TableDescription {
     /// The primary key column, from the description.
-    static var primaryKeyColumn: (any AnyTableColumn)? {
+    static var primaryKeyColumn: (any AnyColumnDescription)? {
         allColumns.first { $0.isPrimaryKey }
     }
 

@@ -27,7 +27,7 @@ public struct TouchEvent<Table: TableDescription> {
     /// let retitled: TouchEvent<Reminder> = .touch(of: \.title, when: { old, new in old.status == 0 }) { $0.updatedAt = .now }
     /// ```
     public static func touch<each Column>(
-        of columns: repeat KeyPath<Table.TableColumns.Type, TableColumn<each Column>>,
+        of columns: repeat KeyPath<Table.TriggerColumns.Type, ColumnDescription<each Column>>,
         when condition: ((TriggerRow<Table>, TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         _ assign: (inout ColumnAssignments<Table>) -> Void
     ) -> TouchEvent {
@@ -78,7 +78,7 @@ extension TableDescription {
     /// ```swift
     /// let touch = Reminder.createTemporaryTrigger(after: .touch { $0.updatedAt = .now })
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TemporaryTrigger {
+    public static func createTemporaryTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TempTrigger {
         let stamp = temporaryTrigger(name, ifNotExists: false, .after, touch.event)
         guard touch.isInsert else { return stamp }
         // The companion: an UPDATE that blanks a stamp gets the old one back.
@@ -88,7 +88,7 @@ extension TableDescription {
         let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
             clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
             body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \"rowid\" = \"new\".\"rowid\""])]))
-        return TemporaryTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
+        return TempTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
                                 firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
     }
 
@@ -98,7 +98,7 @@ extension TableDescription {
     /// ```swift
     /// Reminder.afterUpdateTouch { $0.updatedAt = .now }
     /// ```
-    public static func afterUpdateTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TemporaryTrigger {
+    public static func afterUpdateTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TempTrigger {
         createTemporaryTrigger(name, after: .touch(assign))
     }
 
@@ -107,7 +107,7 @@ extension TableDescription {
     /// ```swift
     /// Reminder.afterUpdateTouch(\.updatedAt)
     /// ```
-    public static func afterUpdateTouch<Value: SQLDateValue>(_ column: KeyPath<TableColumns.Type, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
+    public static func afterUpdateTouch<Value: SQLDateValue>(_ column: KeyPath<TriggerColumns.Type, ColumnDescription<Value>>, name: String? = nil) -> TempTrigger {
         afterUpdateTouch(name) { $0[dynamicMember: column] = .now }
     }
 
@@ -123,7 +123,7 @@ extension TableDescription {
     /// ```swift
     /// Reminder.afterInsertTouch { $0.createdAt = .now }
     /// ```
-    public static func afterInsertTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TemporaryTrigger {
+    public static func afterInsertTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TempTrigger {
         createTemporaryTrigger(name, after: .insertTouch(assign))
     }
 
@@ -132,7 +132,7 @@ extension TableDescription {
     /// ```swift
     /// Reminder.afterInsertTouch(\.createdAt)
     /// ```
-    public static func afterInsertTouch<Value: SQLDateValue>(_ column: KeyPath<TableColumns.Type, TableColumn<Value>>, name: String? = nil) -> TemporaryTrigger {
+    public static func afterInsertTouch<Value: SQLDateValue>(_ column: KeyPath<TriggerColumns.Type, ColumnDescription<Value>>, name: String? = nil) -> TempTrigger {
         afterInsertTouch(name) { $0[dynamicMember: column] = .now }
     }
 

@@ -38,10 +38,10 @@ public struct ColumnAssignments<Table: TableDescription> {
     /// The value as SQL, and as an operand (parenthesized where compound).
     var pairs: [(column: String, value: String, operand: String)] = []
 
-    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.TableColumns.Type, TableColumn<Value>>) -> TypedSQL<Value> {
-        get { TypedSQL(raw: SQLQuoting.identifier(Table.TableColumns.self[keyPath: keyPath].name)) }
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.TriggerColumns.Type, ColumnDescription<Value>>) -> TypedSQL<Value> {
+        get { TypedSQL(raw: SQLQuoting.identifier(Table.TriggerColumns.self[keyPath: keyPath].name)) }
         set {
-            let name = Table.TableColumns.self[keyPath: keyPath].name
+            let name = Table.TriggerColumns.self[keyPath: keyPath].name
             pairs.removeAll { $0.column == name }
             pairs.append((name, newValue.sql, newValue.operand))
         }
@@ -68,7 +68,7 @@ extension TableDescription {
     /// let defaultList = RemindersList.insert { $0.title = "Reminders" }
     /// let once = Tag.insert(or: .ignore) { $0.title = "urgent" }
     /// ```
-    public static func insert(or conflict: ConflictResolution? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TableInsert<Self> {
+    public static func insert(or conflict: ConflictAlgorithm? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TableInsert<Self> {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments)
         if assignments.pairs.isEmpty {
@@ -83,7 +83,7 @@ extension TableDescription {
     /// let archive = Archive.insert(from: Reminder.self, where: { $0.status == 1 }) { row, source in row.title = source.title }
     /// ```
     public static func insert<Source: TableDescription>(
-        or conflict: ConflictResolution? = nil,
+        or conflict: ConflictAlgorithm? = nil,
         from source: Source.Type,
         where condition: ((TriggerRow<Source>) -> TypedSQL<Bool>)? = nil,
         _ assign: (inout ColumnAssignments<Self>, TriggerRow<Source>) -> Void
@@ -164,7 +164,7 @@ public struct TableUpdate<Table: TableDescription>: TriggerStatementConvertible 
 }
 
 /// How an INSERT resolves a constraint conflict (`INSERT OR …`).
-public enum ConflictResolution: String, Sendable {
+public enum ConflictAlgorithm: String, Sendable {
     case rollback = "ROLLBACK", abort = "ABORT", fail = "FAIL", ignore = "IGNORE", replace = "REPLACE"
 }
 
@@ -175,7 +175,7 @@ public enum ConflictResolution: String, Sendable {
 /// let counted = Tag.insert { $0.title = new.title }.onConflict(\.title) { row, excluded in row.title = excluded.title }
 /// ```
 public struct TableInsert<Table: TableDescription>: TriggerStatementConvertible {
-    let conflict: ConflictResolution?
+    let conflict: ConflictAlgorithm?
     let columns: String
     let source: [String]
     let isSelect: Bool
@@ -190,7 +190,7 @@ public struct TableInsert<Table: TableDescription>: TriggerStatementConvertible 
     ///     .onConflict(\.id) { row, excluded in row.title = excluded.title }
     /// ```
     public func onConflict<each Column>(
-        _ columns: repeat KeyPath<Table.TableColumns.Type, TableColumn<each Column>>,
+        _ columns: repeat KeyPath<Table.TriggerColumns.Type, ColumnDescription<each Column>>,
         doUpdate assign: (inout ColumnAssignments<Table>, TriggerRow<Table>) -> Void
     ) -> TableInsert {
         var assignments = ColumnAssignments<Table>()
@@ -223,9 +223,9 @@ public struct TableInsert<Table: TableDescription>: TriggerStatementConvertible 
 
 extension TableDescription {
     /// The SQL names of columns given as key paths.
-    package static func columnNames<each Column>(_ columns: repeat KeyPath<TableColumns.Type, TableColumn<each Column>>) -> [String] {
+    package static func columnNames<each Column>(_ columns: repeat KeyPath<TriggerColumns.Type, ColumnDescription<each Column>>) -> [String] {
         var names: [String] = []
-        for column in repeat each columns { names.append(TableColumns.self[keyPath: column].name) }
+        for column in repeat each columns { names.append(TriggerColumns.self[keyPath: column].name) }
         return names
     }
 }

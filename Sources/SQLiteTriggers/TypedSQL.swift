@@ -63,7 +63,7 @@ extension TypedSQL {
     /// loudly, in the observer.
     ///
     /// ```swift
-    /// @Table("notes") struct Note { var id: UUID?; var title: String }
+    /// @TriggerTable("notes") struct Note { var id: UUID?; var title: String }
     /// @CallbackEvent struct NoteAdded: Sendable { var id: UUID; var title: String }
     /// let added = Note.createTemporaryTrigger(after: .insert { new in
     ///     NoteAdded.callback(id: new.id.unwrapped(), title: new.title)

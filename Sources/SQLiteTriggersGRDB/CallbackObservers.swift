@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 extension Database {

@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 /// Committed callback events as an `AsyncSequence`, for `for await` loops.

@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 /// One committed change of a row, with its records: what a change feed
@@ -143,7 +144,7 @@ extension ChangeFeed where Record: TableDescription {
     /// let completions = ChangeFeed<Reminder>.updates(of: \.status, when: { old, new in new.status == 1 && old.status != 1 })
     /// ```
     public static func updates<each Column>(
-        of columns: repeat KeyPath<Record.TableColumns.Type, TableColumn<each Column>>,
+        of columns: repeat KeyPath<Record.TriggerColumns.Type, ColumnDescription<each Column>>,
         when condition: ((TriggerRow<Record>, TriggerRow<Record>) -> TypedSQL<Bool>)? = nil
     ) -> ChangeFeed {
         updates(of: Record.columnNames(repeat each columns), where: condition?(TriggerRow("old"), TriggerRow("new")).sql)
@@ -190,10 +191,10 @@ extension ChangeFeed {
     }
 
     /// The capture's three BEFORE triggers, as the C installer writes them.
-    static func captureRule(_ db: Database, table: String, mode: String) throws -> TemporaryTrigger {
+    static func captureRule(_ db: Database, table: String, mode: String) throws -> TempTrigger {
         let sql = try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed_sql(?, ?)", arguments: [table, mode]) ?? ""
         let name = { (kind: String) in "sqlitetriggers_changes_\(table)_\(kind)" }
-        return TemporaryTrigger(name: name("insert"), sql: sql, tableName: table, firedBy: ["INSERT", "UPDATE", "DELETE"],
+        return TempTrigger(name: name("insert"), sql: sql, tableName: table, firedBy: ["INSERT", "UPDATE", "DELETE"],
                                 companions: [name("update"), name("delete")])
     }
 
@@ -278,20 +279,20 @@ extension ChangeFeed {
     /// where an immediate observer can refuse it, in the capture's layout.
     /// (AFTER triggers see `NEW` as the row was written; later triggers
     /// may still change it, which is why feeds use the capture instead.)
-    func checkTriggers(_ db: Database) throws -> [TemporaryTrigger] {
+    func checkTriggers(_ db: Database) throws -> [TempTrigger] {
         let table = Record.databaseTableName
         let columns = try liveColumns(db)
         let quotedTable = SQLQuoting.identifier(table)
         let hasRowID = try Bool.fetchOne(db, sql: "SELECT wr = 0 FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [table]) ?? true
         func rowid(_ row: String) -> String { hasRowID ? "\"\(row)\".\"rowid\"" : "NULL" }
         func values(_ row: String) -> String { ([rowid(row)] + columns.map { "\"\(row)\".\(SQLQuoting.identifier($0))" }).joined(separator: ", ") }
-        var triggers: [TemporaryTrigger] = []
+        var triggers: [TempTrigger] = []
         func add(_ kind: String, _ clause: String, _ condition: String?, _ arguments: String) {
             let body = "SELECT swift_callback(\(SQLQuoting.string(checkCallbackName)), '\(kind)', \(arguments))"
             let definition = "AFTER \(clause) ON \"main\".\(quotedTable)\nFOR EACH ROW\n"
                 + (condition.map { "WHEN \($0)\n" } ?? "") + "BEGIN\n  \(body);\nEND"
             let name = "\(table)_checks_\(kind)_\(stableHash(canonicalTokens(definition)).prefix(8))"
-            triggers.append(TemporaryTrigger(name: name, sql: "CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))\n\(definition)",
+            triggers.append(TempTrigger(name: name, sql: "CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))\n\(definition)",
                                              tableName: table, firedBy: [kind.uppercased()]))
         }
         if case .some(let condition) = inserts { add("insert", "INSERT", condition, values("new")) }

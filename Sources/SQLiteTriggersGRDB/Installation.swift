@@ -1,4 +1,21 @@
-@_exported import GRDB
+// Only the GRDB names our API and examples need, as SQLiteData re-exports
+// nine: the whole of GRDB would make `Table`, `Column`, `Statement`,
+// `DatabaseFunction`, `FTS5` and `TableAlias` ambiguous in apps that also
+// import StructuredQueries, which declares none of these (a test checks).
+@_exported import struct GRDB.Configuration
+@_exported import class GRDB.Database
+@_exported import protocol GRDB.DatabaseCancellable
+@_exported import struct GRDB.DatabaseError
+@_exported import struct GRDB.DatabaseMigrator
+@_exported import class GRDB.DatabasePool
+@_exported import class GRDB.DatabaseQueue
+@_exported import protocol GRDB.DatabaseReader
+@_exported import protocol GRDB.DatabaseWriter
+@_exported import protocol GRDB.FetchableRecord
+@_exported import protocol GRDB.PersistableRecord
+@_exported import class GRDB.Row
+@_exported import protocol GRDB.TableRecord
+import GRDB
 @_exported import SQLiteTriggers
 import Foundation
 

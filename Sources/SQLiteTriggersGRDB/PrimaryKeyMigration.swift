@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 /// Which function fills the migrated keys of new rows.
@@ -65,7 +66,7 @@ public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: U
     return try migration.run(db)
 }
 
-/// The same, naming the tables by their descriptions (`@Table` structs).
+/// The same, naming the tables by their descriptions (`@TriggerTable` structs).
 ///
 /// ```swift
 /// try migratePrimaryKeys(db, tables: [RemindersList.self, Reminder.self, Tag.self, ReminderTag.self])

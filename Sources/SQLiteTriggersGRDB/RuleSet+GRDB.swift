@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 extension RuleSet {
@@ -53,7 +54,7 @@ extension RuleSet {
 /// come from a function of the live schema (a change feed lists the table's
 /// current columns); rules it no longer returns are dropped.
 final class RuleKeeper: TransactionObserver {
-    let currentRules: (Database) throws -> [TemporaryTrigger]
+    let currentRules: (Database) throws -> [TempTrigger]
     let onError: @Sendable (any Error) -> Void
     var schemaVersions: [Int] = []
     /// The names of the triggers last installed.
@@ -64,7 +65,7 @@ final class RuleKeeper: TransactionObserver {
     private var isReinstalling = false
     private var isStopped = false
 
-    init(rules: @escaping (Database) throws -> [TemporaryTrigger], onError: @escaping @Sendable (any Error) -> Void) {
+    init(rules: @escaping (Database) throws -> [TempTrigger], onError: @escaping @Sendable (any Error) -> Void) {
         self.currentRules = rules
         self.onError = onError
     }
@@ -74,7 +75,7 @@ final class RuleKeeper: TransactionObserver {
     @discardableResult
     static func start(on db: Database, extent: Database.TransactionObservationExtent,
                       onError: (@Sendable (any Error) -> Void)?,
-                      rules: @escaping (Database) throws -> [TemporaryTrigger]) throws -> RuleKeeper {
+                      rules: @escaping (Database) throws -> [TempTrigger]) throws -> RuleKeeper {
         let keeper = RuleKeeper(rules: rules, onError: onError ?? CallbackObservation.defaultErrorHandler)
         try db.inSavepoint {
             try keeper.installMissing(db)
@@ -119,7 +120,7 @@ final class RuleKeeper: TransactionObserver {
     }
 
     /// The rules not (wholly) installed; drops those no longer current.
-    func missingRules(_ db: Database) throws -> [TemporaryTrigger] {
+    func missingRules(_ db: Database) throws -> [TempTrigger] {
         let rules = try currentRules(db)
         let current = Set(rules.flatMap(\.names))
         for stale in installed.subtracting(current) {

@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 /// One line makes a GRDB record follow the storage conventions of

@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 
 /// Where a writer-level observer runs, as GRDB's `ValueObservation`

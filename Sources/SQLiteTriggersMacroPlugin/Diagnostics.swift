@@ -8,6 +8,9 @@ enum MacroDiagnostic: DiagnosticMessage {
     case duplicateColumn(column: String, firstProperty: String)
     case nameNotALiteral(macro: String)
     case conflictingTableName(argument: String, declared: String?)
+    case conflictingColumnName(ours: String, theirs: String)
+    case columnGroup
+    case nameGivenBesideStructuredQueriesTable
 
     var message: String {
         switch self {
@@ -20,9 +23,15 @@ enum MacroDiagnostic: DiagnosticMessage {
         case .nameNotALiteral(let macro):
             "@\(macro) takes its name as a string literal"
         case .conflictingTableName(let argument, let declared?):
-            "@Table(\"\(argument)\") contradicts databaseTableName \"\(declared)\": a record and its triggers must name one table; keep one of them"
+            "@TriggerTable(\"\(argument)\") contradicts databaseTableName \"\(declared)\": a record and its triggers must name one table; keep one of them"
         case .conflictingTableName(let argument, nil):
-            "@Table(\"\(argument)\") and a databaseTableName would name the table twice; keep one of them"
+            "@TriggerTable(\"\(argument)\") and a databaseTableName would name the table twice; keep one of them"
+        case .conflictingColumnName(let ours, let theirs):
+            "@TriggerColumn(\"\(ours)\") contradicts @Column(\"\(theirs)\"): a column has one name; keep one of them"
+        case .columnGroup:
+            "@TriggerTable describes single columns, not a column group (@Columns): declare the group's columns in the struct, or describe the table by hand (TableDescription)"
+        case .nameGivenBesideStructuredQueriesTable:
+            "StructuredQueries' @Table names this table for both macros: give the name to @Table, not to @TriggerTable"
         }
     }
 
@@ -34,6 +43,9 @@ enum MacroDiagnostic: DiagnosticMessage {
         case .duplicateColumn: id = "duplicateColumn"
         case .nameNotALiteral: id = "nameNotALiteral"
         case .conflictingTableName: id = "conflictingTableName"
+        case .conflictingColumnName: id = "conflictingColumnName"
+        case .columnGroup: id = "columnGroup"
+        case .nameGivenBesideStructuredQueriesTable: id = "nameGivenBesideStructuredQueriesTable"
         }
         return MessageID(domain: "SQLiteTriggersMacros", id: id)
     }

@@ -4,9 +4,9 @@ import SwiftSyntaxMacros
 @main
 struct SQLiteTriggersMacroPlugin: CompilerPlugin {
     let providingMacros: [Macro.Type] = [
-        TableMacro.self,
-        ColumnMacro.self,
-        EphemeralMacro.self,
+        TriggerTableMacro.self,
+        TriggerColumnMacro.self,
+        TriggerIgnoredMacro.self,
         CallbackEventMacro.self,
     ]
 }

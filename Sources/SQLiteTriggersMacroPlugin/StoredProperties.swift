@@ -12,7 +12,8 @@ struct StoredProperty {
 }
 
 /// The struct's stored instance properties, minus computed ones, lazy ones
-/// and those marked @Ephemeral. Properties without a readable type get a
+/// and those marked `@TriggerIgnored` (or StructuredQueries' `@Ephemeral`).
+/// A column group (StructuredQueries' `@Columns`) is refused. Properties without a readable type get a
 /// diagnostic (with a fix-it when the initializer tells the type) and are
 /// left out.
 func storedProperties(of declaration: some DeclGroupSyntax, in context: some MacroExpansionContext) -> [StoredProperty] {
@@ -22,8 +23,14 @@ func storedProperties(of declaration: some DeclGroupSyntax, in context: some Mac
         let modifiers = variable.modifiers.map(\.name.tokenKind)
         if modifiers.contains(.keyword(.static)) || modifiers.contains(.keyword(.class))
             || modifiers.contains(.keyword(.lazy)) { continue }
-        if attribute(named: "Ephemeral", in: variable.attributes) != nil { continue }
-        let columnAttribute = attribute(named: "Column", in: variable.attributes)
+        if attribute(.triggerIgnored, in: variable.attributes) != nil
+            || attribute(.ephemeral, in: variable.attributes) != nil { continue }
+        if let group = attribute(.columnGroup, in: variable.attributes) {
+            context.diagnose(Diagnostic(node: group, message: MacroDiagnostic.columnGroup))
+            continue
+        }
+        let ours = attribute(.triggerColumn, in: variable.attributes)
+        let theirs = attribute(.column, in: variable.attributes)
         for binding in variable.bindings {
             guard let identifier = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
             if isComputed(binding) { continue }
@@ -33,21 +40,13 @@ func storedProperties(of declaration: some DeclGroupSyntax, in context: some Mac
                 diagnoseMissingType(binding, name: unquotedName, in: context)
                 continue
             }
-            let (columnName, isPrimaryKey) = columnArguments(columnAttribute, in: context)
+            let (columnName, isPrimaryKey) = columnArguments(ours: ours, theirs: theirs, in: context)
             properties.append(StoredProperty(
                 name: name, type: type, columnName: columnName ?? unquotedName,
                 isPrimaryKey: isPrimaryKey, node: Syntax(binding)))
         }
     }
     return properties
-}
-
-func attribute(named name: String, in attributes: AttributeListSyntax) -> AttributeSyntax? {
-    for element in attributes {
-        if let attribute = element.as(AttributeSyntax.self),
-           attribute.attributeName.trimmedDescription == name { return attribute }
-    }
-    return nil
 }
 
 /// A binding with a getter (not only observers) stores nothing.
@@ -64,14 +63,28 @@ private func isComputed(_ binding: PatternBindingSyntax) -> Bool {
     }
 }
 
-/// `@Column("name", primaryKey: true)`'s arguments.
-private func columnArguments(_ attribute: AttributeSyntax?, in context: some MacroExpansionContext) -> (String?, Bool) {
+/// The column's name and key from `@TriggerColumn("name", primaryKey: true)`
+/// and StructuredQueries' `@Column("name", primaryKey: true)` (whose other
+/// arguments, such as `as:`, say nothing to triggers). When both name the
+/// column, they must agree.
+private func columnArguments(ours: AttributeSyntax?, theirs: AttributeSyntax?,
+                             in context: some MacroExpansionContext) -> (String?, Bool) {
+    let (ourName, ourKey) = columnArguments(ours, macro: "TriggerColumn", in: context)
+    let (theirName, theirKey) = columnArguments(theirs, macro: "Column", in: context)
+    if let ourName, let theirName, ourName != theirName, let ours {
+        context.diagnose(Diagnostic(node: ours, message: MacroDiagnostic.conflictingColumnName(ours: ourName, theirs: theirName)))
+    }
+    return (ourName ?? theirName, ourKey || theirKey)
+}
+
+private func columnArguments(_ attribute: AttributeSyntax?, macro: String,
+                             in context: some MacroExpansionContext) -> (String?, Bool) {
     guard let arguments = attribute?.arguments?.as(LabeledExprListSyntax.self) else { return (nil, false) }
     var name: String?
     var isPrimaryKey = false
     for argument in arguments {
         if argument.label == nil {
-            name = stringLiteral(argument.expression, macro: "Column", in: context)
+            name = stringLiteral(argument.expression, macro: macro, in: context)
         } else if argument.label?.text == "primaryKey" {
             isPrimaryKey = argument.expression.as(BooleanLiteralExprSyntax.self)?.literal.tokenKind == .keyword(.true)
         }

@@ -3,38 +3,38 @@
 /// Describes a struct as a table for the trigger builders.
 ///
 /// ```swift
-/// @Table struct Reminder {
+/// @TriggerTable struct Reminder {
 ///     let id: UUID
 ///     var title: String       // `var title = ""` is an error, with a fix-it adding `: String`
 ///     var updatedAt: Date?
 /// }
-/// @Table("remindersLists") struct RemindersList { let id: UUID; var title: String }
+/// @TriggerTable("remindersLists") struct RemindersList { let id: UUID; var title: String }
 /// ```
 ///
 /// The table name defaults to the lowerCamel plural of the struct's name
-/// (`Reminder` -> `reminders`); the argument overrides it. See ``Column(_:primaryKey:)``
-/// and ``Ephemeral()``. The macro generates nothing for migrations: they
+/// (`Reminder` -> `reminders`); the argument overrides it. See ``TriggerColumn(_:primaryKey:)``
+/// and ``TriggerIgnored()``. The macro generates nothing for migrations: they
 /// stay frozen SQL, while the TEMP triggers built from these descriptions
 /// are installed anew on each connection and always match the schema.
-@attached(extension, conformances: TableDescription, names: named(tableName), named(databaseTableName), named(TableColumns), named(Columns), named(allColumns))
-public macro Table(_ name: String? = nil) = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "TableMacro")
+@attached(extension, conformances: TableDescription, names: named(tableName), named(databaseTableName), named(TriggerColumns), named(Columns), named(allColumns))
+public macro TriggerTable(_ name: String? = nil) = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "TriggerTableMacro")
 
 /// Renames a column, or marks the primary key (by default the `id` property).
 ///
 /// ```swift
-/// @Column("list_id") var remindersListID: UUID
-/// @Column(primaryKey: true) var code: String
+/// @TriggerColumn("list_id") var remindersListID: UUID
+/// @TriggerColumn(primaryKey: true) var code: String
 /// ```
 @attached(peer)
-public macro Column(_ name: String? = nil, primaryKey: Bool = false) = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "ColumnMacro")
+public macro TriggerColumn(_ name: String? = nil, primaryKey: Bool = false) = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "TriggerColumnMacro")
 
 /// Keeps a stored property out of the table.
 ///
 /// ```swift
-/// @Ephemeral var isSelected = false
+/// @TriggerIgnored var isSelected = false
 /// ```
 @attached(peer)
-public macro Ephemeral() = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "EphemeralMacro")
+public macro TriggerIgnored() = #externalMacro(module: "SQLiteTriggersMacroPlugin", type: "TriggerIgnoredMacro")
 
 /// Declares a callback's name and payload once, for both sides: trigger
 /// bodies fire it with typed expressions, observers receive the struct.

@@ -3,16 +3,17 @@
 //   swift run reminders-demo [PATH]     (default build/demo/reminders.sqlite)
 //
 // Creates the Reminders schema with integer keys and sample data, migrates
-// it to UUID keys, installs the six rules from @Table types, then plays a
+// it to UUID keys, installs the six rules from @TriggerTable types, then plays a
 // scripted series of user actions and says what happened, while a replica
 // of the reminders table is kept from the change feed alone. Exits 1 if a
 // step does not behave as expected.
+import GRDB
 import Foundation
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 
-@Table("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
-@Table struct Reminder: Codable, FetchableRecord, TableRecord, Hashable, Sendable {
+@TriggerTable("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
+@TriggerTable struct Reminder: Codable, FetchableRecord, TableRecord, Hashable, Sendable {
     let id: UUID
     var title: String
     var status: Int
@@ -20,7 +21,7 @@ import SQLiteTriggersMacros
     var createdAt: Date?
     var updatedAt: Date?
 }
-@Table struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
+@TriggerTable struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
 @CallbackEvent struct ReminderCompleted: Sendable { var id: UUID; var title: String }
 
 let rules = RuleSet([

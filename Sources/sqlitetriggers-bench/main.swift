@@ -10,6 +10,7 @@
 //   4. GRDB's TransactionObserver, told of each row by databaseDidChange.
 // Best of 5 runs each, alternating. Prints ROW lines for Tests/bench/report.py.
 // `--change-feeds` runs the change feeds alone.
+import GRDB
 import Foundation
 import SQLiteTriggersBenchSession
 import SQLiteTriggersCSQLite
@@ -403,32 +404,32 @@ if changeFeedsOnly { exit(0) }
 // over the hand-written ones.
 struct BenchReminder: TableDescription {
     static let tableName = "reminders"
-    enum TableColumns {
-        static let id = TableColumn<Int64>("id", primaryKey: true)
-        static let title = TableColumn<String>("title")
-        static let status = TableColumn<Int>("status")
-        static let createdAt = TableColumn<Date?>("createdAt")
-        static let updatedAt = TableColumn<Date?>("updatedAt")
+    enum TriggerColumns {
+        static let id = ColumnDescription<Int64>("id", primaryKey: true)
+        static let title = ColumnDescription<String>("title")
+        static let status = ColumnDescription<Int>("status")
+        static let createdAt = ColumnDescription<Date?>("createdAt")
+        static let updatedAt = ColumnDescription<Date?>("updatedAt")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.status,
-                                                   TableColumns.createdAt, TableColumns.updatedAt]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title, TriggerColumns.status,
+                                                   TriggerColumns.createdAt, TriggerColumns.updatedAt]
 }
 struct BenchList: TableDescription {
     static let tableName = "remindersLists"
-    enum TableColumns {
-        static let id = TableColumn<Int64>("id", primaryKey: true)
-        static let title = TableColumn<String>("title")
-        static let position = TableColumn<Int>("position")
+    enum TriggerColumns {
+        static let id = ColumnDescription<Int64>("id", primaryKey: true)
+        static let title = ColumnDescription<String>("title")
+        static let position = ColumnDescription<Int>("position")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.position]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title, TriggerColumns.position]
 }
 struct BenchTag: TableDescription {
     static let tableName = "reminderTags"
-    enum TableColumns {
-        static let reminderID = TableColumn<Int64>("reminderID")
-        static let tagID = TableColumn<Int64>("tagID")
+    enum TriggerColumns {
+        static let reminderID = ColumnDescription<Int64>("reminderID")
+        static let tagID = ColumnDescription<Int64>("tagID")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.reminderID, TableColumns.tagID]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.reminderID, TriggerColumns.tagID]
 }
 
 let builtRules = RuleSet {

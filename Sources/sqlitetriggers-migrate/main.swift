@@ -4,6 +4,7 @@
 // migratePrimaryKeys(_:tables:...) does, in one transaction; see usage
 // below. Exits 1, changing nothing, on any refusal or error, with the
 // reason on standard error; 2 on a usage error.
+import GRDB
 import Foundation
 import SQLiteTriggersGRDB
 

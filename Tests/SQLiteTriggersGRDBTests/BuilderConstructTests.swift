@@ -1,5 +1,6 @@
 import Foundation
 import InlineSnapshotTesting
+import GRDB
 import SQLiteTriggersGRDB
 import Testing
 
@@ -33,8 +34,8 @@ import Testing
     @Test func caseExpressions() throws {
         let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
             Note.insert {
-                $0.text = Case(new.status).when(0, then: "open").when(1, then: "done").else("other")
-                $0.count = Case().when(coalesce(new.priority, 0) > 2, then: 1).else(0)
+                $0.text = SQLCase(new.status).when(0, then: "open").when(1, then: "done").else("other")
+                $0.count = SQLCase().when(coalesce(new.priority, 0) > 2, then: 1).else(0)
             }
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -354,7 +355,7 @@ import Testing
     @Test func typedRawSQL() throws {
         let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
             Note.insert { $0.text = TypedSQL<String>(sql: "printf('%s (%d) %s', \(new.title), \(coalesce(new.priority, 0)), \("it's"))") }
-            TriggerStatement(sql: "INSERT INTO \(Note.self) (\(Note.TableColumns.text)) VALUES (\(new.title + "!"))")
+            TriggerStatement(sql: "INSERT INTO \(Note.self) (\(Note.TriggerColumns.text)) VALUES (\(new.title + "!"))")
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
@@ -423,11 +424,11 @@ import Testing
 /// A TEMP view over open reminders.
 enum OpenReminder: TableDescription {
     static let tableName = "openReminders"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let title = TableColumn<String>("title")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let title = ColumnDescription<String>("title")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
 }
 
 private extension TypedSQL where Value == Date {

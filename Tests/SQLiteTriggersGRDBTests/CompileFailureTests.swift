@@ -10,12 +10,12 @@ import Testing
         import SQLiteTriggers
         enum Item: TableDescription {
             static let tableName = "items"
-            enum TableColumns {
-                static let id = TableColumn<UUID>("id", primaryKey: true)
-                static let title = TableColumn<String>("title")
-                static let updatedAt = TableColumn<Date?>("updatedAt")
+            enum TriggerColumns {
+                static let id = ColumnDescription<UUID>("id", primaryKey: true)
+                static let title = ColumnDescription<String>("title")
+                static let updatedAt = ColumnDescription<Date?>("updatedAt")
             }
-            static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.updatedAt]
+            static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title, TriggerColumns.updatedAt]
         }
 
         """
@@ -24,7 +24,7 @@ import Testing
     static let macroPrelude = """
         import Foundation
         import SQLiteTriggersMacros
-        @Table struct Item {
+        @TriggerTable struct Item {
             let id: UUID
             var title: String
         }
@@ -123,6 +123,18 @@ import Testing
             let trigger = Item.createTemporaryTrigger(after: .insert { new in ItemAdded.callback(id: new.id) })
             """, prelude: Self.macroPrelude)
         #expect(missing != nil, "a missing field must not compile")
+    }
+
+    /// GRDB's `.immediate` scheduler means the main actor: ours was renamed,
+    /// and the old spelling says so.
+    @Test func theWriterQueueSchedulingIsNotCalledImmediate() throws {
+        let diagnostics = try typecheck("""
+            struct Payload: Decodable, Sendable { var title: String }
+            func observe(_ dbQueue: DatabaseQueue) throws -> CallbackObservation {
+                try dbQueue.observeCallback("x", as: Payload.self, scheduling: .immediate) { payload in print(payload.title) }
+            }
+            """, prelude: "import Foundation\nimport SQLiteTriggersGRDB\n")
+        #expect(diagnostics?.contains("'immediate' has been renamed to 'onWriterQueue'") == true, "\(diagnostics ?? "compiled")")
     }
 
     @Test func aDroppedObservationTokenIsNoticed() throws {

@@ -54,7 +54,7 @@ import Testing
         for (index, line) in lines.enumerated() {
             if depth == 0 {
                 let head = line.trimmingCharacters(in: .whitespaces)
-                let declaration = ["@Table", "@CallbackEvent", "struct ", "enum ", "final class ", "class ", "extension ",
+                let declaration = ["@TriggerTable", "@CallbackEvent", "struct ", "enum ", "final class ", "class ", "extension ",
                                    "@MainActor final class", "protocol "].contains { head.hasPrefix($0) }
                 // Consecutive statements stay one chunk (`do {} catch {}`).
                 if let last = items.last, !last.0 && !declaration || head.isEmpty {
@@ -75,12 +75,13 @@ import Testing
 
     static let prelude = """
         import Foundation
+        import GRDB
         import SQLiteTriggersGRDB
         import SQLiteTriggersMacros
 
         import SQLiteTriggersCSQLite
 
-        @Table struct Reminder: Codable, FetchableRecord, PersistableRecord {
+        @TriggerTable struct Reminder: Codable, FetchableRecord, PersistableRecord {
             var id: UUID
             var title: String
             var notes: String
@@ -95,11 +96,11 @@ import Testing
             var createdAt: Date?
             var updatedAt: Date?
         }
-        @Table("remindersLists") struct RemindersList { var id: UUID; var title: String; var position: Int }
-        @Table struct Tag { var id: UUID; var title: String }
-        @Table struct ReminderTag { var id: UUID; var reminderID: UUID; var tagID: UUID }
-        @Table("archivedReminders") struct Archive { var id: UUID; var title: String }
-        @Table("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
+        @TriggerTable("remindersLists") struct RemindersList { var id: UUID; var title: String; var position: Int }
+        @TriggerTable struct Tag { var id: UUID; var title: String }
+        @TriggerTable struct ReminderTag { var id: UUID; var reminderID: UUID; var tagID: UUID }
+        @TriggerTable("archivedReminders") struct Archive { var id: UUID; var title: String }
+        @TriggerTable("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
         enum Priority: Int { case low, normal, high }
         @CallbackEvent struct ReminderCompleted: Sendable { var id: UUID; var title: String }
         struct Completed: Decodable, Sendable { var id: UUID; var title: String }
@@ -115,7 +116,7 @@ import Testing
         db: Database, dbQueue: DatabaseQueue, dbPool: DatabasePool, handle: OpaquePointer, \
         config: inout Configuration, migrator: inout DatabaseMigrator, rules: RuleSet, path: String, \
         syncQueue: DispatchQueue, appClock: (now: Date, ()), stampsCreation: Bool, defaultTitle: String, \
-        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, view: TemporaryView, change: RecordChange<PreludeReminder>, \
+        arguments: CallbackArguments, stream: CallbackStream<CallbackRecord>, observation: CallbackObservation, view: TempView, change: RecordChange<PreludeReminder>, \
         id: UUID, list: PreludeRemindersList, \
         new: TriggerRow<PreludeReminder>, old: TriggerRow<PreludeReminder>, row: inout ColumnAssignments<PreludeReminder>
         """

@@ -1,13 +1,14 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 import Testing
 
-/// The Reminders structs as an app declares them: @Table generates the
+/// The Reminders structs as an app declares them: @TriggerTable generates the
 /// descriptions that ReminderTables.swift writes by hand.
 /// GRDB's usual form for a key the database assigns, and a typed event
 /// that wants it non-optional.
-@Table("autoNotes") struct AutoNote: Codable, FetchableRecord, PersistableRecord { var id: UUID?; var title: String }
+@TriggerTable("autoNotes") struct AutoNote: Codable, FetchableRecord, PersistableRecord { var id: UUID?; var title: String }
 @CallbackEvent struct AutoNoteAdded: Sendable, Equatable { var id: UUID; var title: String }
 
 @Suite struct UnwrappedOptionalTests {
@@ -31,7 +32,7 @@ import Testing
 }
 
 enum Model {
-    @Table("remindersLists")
+    @TriggerTable("remindersLists")
     struct RemindersList: Codable {
         let id: UUID
         var color: Int
@@ -39,7 +40,7 @@ enum Model {
         var position: Int
     }
 
-    @Table
+    @TriggerTable
     struct Reminder: Codable {
         let id: UUID
         var dueDate: Date?
@@ -51,17 +52,17 @@ enum Model {
         var createdAt: Date?
         var updatedAt: Date?
         var status: Int
-        @Ephemeral var isSelected = false
+        @TriggerIgnored var isSelected = false
         var isCompleted: Bool { status == 1 }
     }
 
-    @Table
+    @TriggerTable
     struct Tag {
         let id: UUID
         var title: String
     }
 
-    @Table
+    @TriggerTable
     struct ReminderTag {
         let id: UUID
         var reminderID: UUID
@@ -83,7 +84,7 @@ enum Model {
         #expect(Model.ReminderTag.tableName == "reminderTags")
         #expect(Model.Tag.tableName == "tags")
         #expect(Model.ReminderCompleted.callbackName == "reminderCompleted")
-        // The README's @Table rules: same descriptions, same SQL, same derived names.
+        // The README's @TriggerTable rules: same descriptions, same SQL, same derived names.
         #expect(ReadmeRules.rules.map(\.sql) == ReminderRules.all.map(\.sql))
     }
 

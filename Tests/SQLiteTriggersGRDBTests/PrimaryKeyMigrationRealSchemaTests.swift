@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import SQLiteTriggersGRDB
 import Testing
 

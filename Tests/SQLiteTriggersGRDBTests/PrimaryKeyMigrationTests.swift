@@ -1,5 +1,6 @@
 import Foundation
 import InlineSnapshotTesting
+import GRDB
 @testable import SQLiteTriggersGRDB
 import Testing
 

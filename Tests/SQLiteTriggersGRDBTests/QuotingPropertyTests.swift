@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import Testing
 
@@ -7,12 +8,12 @@ import Testing
 enum Fuzzed: TableDescription {
     nonisolated(unsafe) static var names = (table: "t", key: "id", text: "text", data: "data")
     static var tableName: String { names.table }
-    enum TableColumns {
-        static var key: TableColumn<Int64> { TableColumn(Fuzzed.names.key, primaryKey: true) }
-        static var text: TableColumn<String> { TableColumn(Fuzzed.names.text) }
-        static var data: TableColumn<Data> { TableColumn(Fuzzed.names.data) }
+    enum TriggerColumns {
+        static var key: ColumnDescription<Int64> { ColumnDescription(Fuzzed.names.key, primaryKey: true) }
+        static var text: ColumnDescription<String> { ColumnDescription(Fuzzed.names.text) }
+        static var data: ColumnDescription<Data> { ColumnDescription(Fuzzed.names.data) }
     }
-    static var allColumns: [any AnyTableColumn] { [TableColumns.key, TableColumns.text, TableColumns.data] }
+    static var allColumns: [any AnyColumnDescription] { [TriggerColumns.key, TriggerColumns.text, TriggerColumns.data] }
 }
 
 @Suite(.serialized) struct QuotingPropertyTests {
@@ -47,7 +48,7 @@ enum Fuzzed: TableDescription {
 
     /// Creates `Fuzzed`'s table under its current names, installs
     /// `trigger`, and inserts the row with key 1 that fires it.
-    static func fire(_ trigger: TemporaryTrigger, in db: Database) throws {
+    static func fire(_ trigger: TempTrigger, in db: Database) throws {
         let (table, key, text, data) = Fuzzed.names
         try db.execute(sql: """
             CREATE TABLE \(SQLQuoting.identifier(table)) (
@@ -92,9 +93,9 @@ enum Fuzzed: TableDescription {
             let (value, bytes) = Self.randomCase(&generator)
             let (table, _, text, data) = Fuzzed.names
             let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
-                Fuzzed.insert { $0.key = 2; $0.text = Case(new.key).when(1, then: value).else("") }
+                Fuzzed.insert { $0.key = 2; $0.text = SQLCase(new.key).when(1, then: value).else("") }
                     .onConflict(\.key) { row, excluded in row.text = excluded.text }
-                TriggerStatement(sql: "UPDATE \(Fuzzed.self) SET \(Fuzzed.TableColumns.data) = \(bytes) WHERE \(Fuzzed.TableColumns.key) = \(2)")
+                TriggerStatement(sql: "UPDATE \(Fuzzed.self) SET \(Fuzzed.TriggerColumns.data) = \(bytes) WHERE \(Fuzzed.TriggerColumns.key) = \(2)")
                 Fuzzed.insert { $0.key = 3; $0.text = jsonObject([value: value]) }
             })
             let dbQueue = try DatabaseQueue(configuration: installingConfiguration())

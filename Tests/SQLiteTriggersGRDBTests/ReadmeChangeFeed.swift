@@ -7,7 +7,7 @@ import SQLiteTriggersMacros
 /// ReadmeChangeFeedTests runs it.
 enum ReadmeChangeFeed {
     // BEGIN README change feed declarations
-    @Table struct Reminder: Codable, FetchableRecord, PersistableRecord, ConventionalRecord, Sendable {
+    @TriggerTable struct Reminder: Codable, FetchableRecord, PersistableRecord, ConventionalRecord, Sendable {
         var id: UUID
         var title: String
         var status: Int

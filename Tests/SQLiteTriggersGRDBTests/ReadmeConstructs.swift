@@ -6,25 +6,25 @@ import SQLiteTriggersMacros
 /// ReadmeQuickStartTests checks the README shows exactly this, and
 /// ReadmeConstructsTests runs it.
 enum ReadmeConstructs {
-    @Table struct Reminder {
+    @TriggerTable struct Reminder {
         let id: UUID; var remindersListID: UUID; var title: String; var notes: String; var status: Int
         var priority: Int?; var isFlagged: Bool; var dueDate: Date?; var createdAt: Date?; var updatedAt: Date?
     }
-    @Table("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
-    @Table struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
+    @TriggerTable("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
+    @TriggerTable struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
     // BEGIN README constructs declarations
-    @Table struct Log { let id: UUID; var text: String; var count: Int }
-    @Table("openReminders") struct OpenReminder { let id: UUID; var title: String }
+    @TriggerTable struct Log { let id: UUID; var text: String; var count: Int }
+    @TriggerTable("openReminders") struct OpenReminder { let id: UUID; var title: String }
     // END README constructs declarations
 
     // BEGIN README constructs
-    static let triggers: [TemporaryTrigger] = [
+    static let triggers: [TempTrigger] = [
         Reminder.createTemporaryTrigger(after: .insert(when: { new in
             new.title.glob("*[a-z]*") && coalesce(new.priority, 0).between(0, and: 9) && new.id.notIn(ReminderTag.select { $0.reminderID })
         }) { new in
             // Expressions: CASE, functions, JSON, dates, subqueries, typed raw SQL
-            Log.insert { $0.text = Case(new.status).when(0, then: "open").when(1, then: "done").else("other") }
-            Log.insert { $0.text = Case().when(coalesce(new.priority, 0) > 2, then: "high").else("normal") }
+            Log.insert { $0.text = SQLCase(new.status).when(0, then: "open").when(1, then: "done").else("other") }
+            Log.insert { $0.text = SQLCase().when(coalesce(new.priority, 0) > 2, then: "high").else("normal") }
             Log.insert { $0.text = new.title.trim().lower() + iif(new.isFlagged, "!", ""); $0.count = new.title.length() }
             Log.insert { $0.count = max(coalesce(new.priority, 0), 1) + ifnull(new.priority, 0).abs() }
             Log.insert { $0.text = jsonObject(["title": new.title, "tags": jsonArray(1, 2)]) }
@@ -43,7 +43,7 @@ enum ReadmeConstructs {
             }) { reminder, list in reminder.notes = "in " + list.title }
             Log.delete { $0.text == "nothing" }
             Reminder.select { $0.title.length() }.where { $0.id == new.id }
-            TriggerStatement(sql: "UPDATE \(Log.self) SET \(Log.TableColumns.count) = \(7) WHERE \(Log.TableColumns.text) = 'open'")
+            TriggerStatement(sql: "UPDATE \(Log.self) SET \(Log.TriggerColumns.count) = \(7) WHERE \(Log.TriggerColumns.text) = 'open'")
         }),
         // Touches: on the row, after an UPDATE of some columns or after an INSERT; on any table, as a statement
         Reminder.createTemporaryTrigger(after: .touch(of: \.title, when: { old, _ in old.status == 0 }) { $0.updatedAt = .now }),

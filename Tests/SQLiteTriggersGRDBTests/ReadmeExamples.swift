@@ -8,12 +8,12 @@ import SQLiteTriggersMacros
 
 enum ReadmeRules {
     // BEGIN README rules declarations
-    @Table struct Reminder { let id: UUID; var title: String; var status: Int; var createdAt: Date?; var updatedAt: Date? }
-    @Table("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
-    @Table struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
+    @TriggerTable struct Reminder { let id: UUID; var title: String; var status: Int; var createdAt: Date?; var updatedAt: Date? }
+    @TriggerTable("remindersLists") struct RemindersList { let id: UUID; var title: String; var position: Int }
+    @TriggerTable struct ReminderTag { let id: UUID; var reminderID: UUID; var tagID: UUID }
     @CallbackEvent struct ReminderCompleted { var id: UUID; var title: String }
     // Without macros, a TableDescription is a few lines by hand: static tableName,
-    // an enum TableColumns of static TableColumn<Value>("name"), and allColumns.
+    // an enum TriggerColumns of static ColumnDescription<Value>("name"), and allColumns.
 
     // END README rules declarations
 
@@ -48,7 +48,7 @@ enum ReadmeRules {
         // END README rules install
     }
 
-    static var rules: [TemporaryTrigger] { ruleSet.rules }
+    static var rules: [TempTrigger] { ruleSet.rules }
 }
 
 enum ReadmeMigration {

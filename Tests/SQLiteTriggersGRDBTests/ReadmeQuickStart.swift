@@ -7,7 +7,7 @@ import SQLiteTriggersMacros
 /// exactly this code, then runs it.
 enum QuickStart {
     // BEGIN README declarations
-    @Table struct Reminder: Codable, FetchableRecord, PersistableRecord, ConventionalRecord {
+    @TriggerTable struct Reminder: Codable, FetchableRecord, PersistableRecord, ConventionalRecord {
         var id: UUID
         var title: String
         var status: Int

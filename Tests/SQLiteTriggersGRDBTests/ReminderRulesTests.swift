@@ -1,5 +1,6 @@
 import Foundation
 import InlineSnapshotTesting
+import GRDB
 import SQLiteTriggersGRDB
 import Testing
 

@@ -1,13 +1,14 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 
 // The sync-ready Reminders schema of shared/SCENARIOS.md, described by hand
-// (the @Table macro generates the same descriptions).
+// (the @TriggerTable macro generates the same descriptions).
 
-/// A GRDB record described by `@Table`, for the record, rule set and clock
+/// A GRDB record described by `@TriggerTable`, for the record, rule set and clock
 /// tests; `choresSchema` creates its table.
-@Table struct Chore: Codable, FetchableRecord, PersistableRecord, Equatable {
+@TriggerTable struct Chore: Codable, FetchableRecord, PersistableRecord, Equatable {
     var id: Int64
     var title: String
     var createdAt: Date?
@@ -18,49 +19,49 @@ let choresSchema = "CREATE TABLE chores(id INTEGER PRIMARY KEY, title TEXT NOT N
 
 enum RemindersList: TableDescription {
     static let tableName = "remindersLists"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let color = TableColumn<Int>("color")
-        static let title = TableColumn<String>("title")
-        static let position = TableColumn<Int>("position")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let color = ColumnDescription<Int>("color")
+        static let title = ColumnDescription<String>("title")
+        static let position = ColumnDescription<Int>("position")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.color, TableColumns.title, TableColumns.position]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.color, TriggerColumns.title, TriggerColumns.position]
 }
 
 enum Reminder: TableDescription {
     static let tableName = "reminders"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let dueDate = TableColumn<Date?>("dueDate")
-        static let isFlagged = TableColumn<Bool>("isFlagged")
-        static let notes = TableColumn<String>("notes")
-        static let priority = TableColumn<Int?>("priority")
-        static let remindersListID = TableColumn<UUID>("remindersListID")
-        static let title = TableColumn<String>("title")
-        static let createdAt = TableColumn<Date?>("createdAt")
-        static let updatedAt = TableColumn<Date?>("updatedAt")
-        static let status = TableColumn<Int>("status")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let dueDate = ColumnDescription<Date?>("dueDate")
+        static let isFlagged = ColumnDescription<Bool>("isFlagged")
+        static let notes = ColumnDescription<String>("notes")
+        static let priority = ColumnDescription<Int?>("priority")
+        static let remindersListID = ColumnDescription<UUID>("remindersListID")
+        static let title = ColumnDescription<String>("title")
+        static let createdAt = ColumnDescription<Date?>("createdAt")
+        static let updatedAt = ColumnDescription<Date?>("updatedAt")
+        static let status = ColumnDescription<Int>("status")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.dueDate, TableColumns.isFlagged, TableColumns.notes, TableColumns.priority, TableColumns.remindersListID, TableColumns.title, TableColumns.createdAt, TableColumns.updatedAt, TableColumns.status]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.dueDate, TriggerColumns.isFlagged, TriggerColumns.notes, TriggerColumns.priority, TriggerColumns.remindersListID, TriggerColumns.title, TriggerColumns.createdAt, TriggerColumns.updatedAt, TriggerColumns.status]
 }
 
 enum Tag: TableDescription {
     static let tableName = "tags"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let title = TableColumn<String>("title")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let title = ColumnDescription<String>("title")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
 }
 
 enum ReminderTag: TableDescription {
     static let tableName = "reminderTags"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let reminderID = TableColumn<UUID>("reminderID")
-        static let tagID = TableColumn<UUID>("tagID")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let reminderID = ColumnDescription<UUID>("reminderID")
+        static let tagID = ColumnDescription<UUID>("tagID")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.reminderID, TableColumns.tagID]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.reminderID, TriggerColumns.tagID]
 }
 
 /// A queue with the Reminders schema, a `notes` table for watching what

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 import Testing
@@ -6,10 +7,10 @@ import Testing
 /// A rule that names a column the live table lacks fails when installed,
 /// not at the first write.
 @Suite struct RuleSchemaCheckTests {
-    @Table("notes") struct Note { let id: Int; var title: String; var archivedAt: Date?; var updatedAt: Date? }
+    @TriggerTable("notes") struct Note { let id: Int; var title: String; var archivedAt: Date?; var updatedAt: Date? }
 
     @Test func aMissingColumnFailsAtInstallNamingTheRule() throws {
-        let cases: [(TemporaryTrigger, String)] = [
+        let cases: [(TempTrigger, String)] = [
             (Note.afterUpdateTouch(\.archivedAt), "no such column: new.archivedAt"),
             (Note.afterInsertTouch(\.archivedAt), "no such column: new.archivedAt"),
             (Note.createTemporaryTrigger(after: .delete { old in .callback("deleted", old.archivedAt) }), "no such column: old.archivedAt"),

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 import Testing
@@ -96,7 +97,7 @@ import Testing
         #expect(keys == keys.sorted() && Set(keys).count == keys.count, "Swift and SQL v7 keys, interleaved, strictly increase")
     }
 
-    @Table("folderNotes") struct FolderNote: Codable, FetchableRecord, PersistableRecord, ConventionalRecord {
+    @TriggerTable("folderNotes") struct FolderNote: Codable, FetchableRecord, PersistableRecord, ConventionalRecord {
         var id: UUID
         var folderID: UUID?
         var title: String

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import Testing
 
@@ -67,7 +68,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 /// Type-checks a Swift source against the modules this test run was built
 /// with (SQLiteTriggers, SQLiteTriggersGRDB, GRDB, the macros); returns the
 /// diagnostics, or nil when it compiles.
-func typecheckSource(_ source: String, warningsAsErrors: Bool = false) throws -> String? {
+func typecheckSource(_ source: String, warningsAsErrors: Bool = false, extraArguments: [String] = []) throws -> String? {
     let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let modules = buildDirectory.appendingPathComponent("Modules")
     let cModuleMap = buildDirectory.appendingPathComponent("CSQLiteTriggers.build/module.modulemap")
@@ -88,6 +89,6 @@ func typecheckSource(_ source: String, warningsAsErrors: Bool = false) throws ->
         "-Xcc", "-fmodule-map-file=\(cModuleMap.path)",
         "-load-plugin-executable",
         "\(buildDirectory.path)/SQLiteTriggersMacroPlugin-tool#SQLiteTriggersMacroPlugin"]
-        + (warningsAsErrors ? ["-warnings-as-errors"] : []))
+        + (warningsAsErrors ? ["-warnings-as-errors"] : []) + extraArguments)
     return status == 0 ? nil : diagnostics
 }

@@ -1,13 +1,14 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 import Testing
 
-/// `@Table` on GRDB records: one set of columns and one table name serve
+/// `@TriggerTable` on GRDB records: one set of columns and one table name serve
 /// GRDB's query interface and the trigger builders.
 @Suite struct TableRecordTests {
     /// A record written for GRDB first: its own `Columns` and table name stay.
-    @Table struct Player: Codable, FetchableRecord, PersistableRecord {
+    @TriggerTable struct Player: Codable, FetchableRecord, PersistableRecord {
         static let databaseTableName = "player"
         var id: Int64
         var name: String

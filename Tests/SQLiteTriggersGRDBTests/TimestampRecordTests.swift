@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// The insert touch never loses its stamp, even when a GRDB record that
 /// was inserted and not fetched again (still `createdAt == nil`) is saved.
 @Suite struct TimestampRecordTests {
-    @Table("notes") struct Note { let id: Int; var title: String; var createdAt: Date?; var updatedAt: Date? }
+    @TriggerTable("notes") struct Note { let id: Int; var title: String; var createdAt: Date?; var updatedAt: Date? }
 
     struct NoteRecord: Codable, FetchableRecord, MutablePersistableRecord {
         static let databaseTableName = "notes"

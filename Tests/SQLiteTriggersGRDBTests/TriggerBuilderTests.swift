@@ -1,28 +1,29 @@
 import Foundation
 import InlineSnapshotTesting
+import GRDB
 import SQLiteTriggersGRDB
 import Testing
 
 /// A table for watching what trigger bodies do.
 enum Note: TableDescription {
     static let tableName = "notes"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let text = TableColumn<String>("text")
-        static let at = TableColumn<Date?>("at")
-        static let count = TableColumn<Int>("count")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let text = ColumnDescription<String>("text")
+        static let at = ColumnDescription<Date?>("at")
+        static let count = ColumnDescription<Int>("count")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.text, TableColumns.at, TableColumns.count]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.text, TriggerColumns.at, TriggerColumns.count]
 }
 
 /// A view, for INSTEAD OF triggers.
 enum ReminderTitle: TableDescription {
     static let tableName = "reminderTitles"
-    enum TableColumns {
-        static let id = TableColumn<UUID>("id", primaryKey: true)
-        static let title = TableColumn<String>("title")
+    enum TriggerColumns {
+        static let id = ColumnDescription<UUID>("id", primaryKey: true)
+        static let title = ColumnDescription<String>("title")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.id, TableColumns.title]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
 }
 
 /// Every construct of the builders: the SQL it generates, then what it does.
@@ -427,11 +428,11 @@ enum ReminderTitle: TableDescription {
 /// A table whose names need quoting.
 enum Weird: TableDescription {
     static let tableName = "order"
-    enum TableColumns {
-        static let quoted = TableColumn<String>("we\"ird")
-        static let keyword = TableColumn<Int>("select")
+    enum TriggerColumns {
+        static let quoted = ColumnDescription<String>("we\"ird")
+        static let keyword = ColumnDescription<Int>("select")
     }
-    static let allColumns: [any AnyTableColumn] = [TableColumns.quoted, TableColumns.keyword]
+    static let allColumns: [any AnyColumnDescription] = [TriggerColumns.quoted, TriggerColumns.keyword]
 }
 
 @Suite struct TriggerEdgeCaseTests {

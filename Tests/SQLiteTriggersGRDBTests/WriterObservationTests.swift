@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 import Testing
@@ -136,6 +137,24 @@ import Testing
         kept.cancel()
         try insert("after cancel", into: dbQueue)
         #expect(received.value.isEmpty)
+    }
+
+    /// Our tokens sit beside GRDB's own cancellables and stop through them.
+    @Test func tokensAreGRDBCancellables() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try prepare(dbQueue)
+        let received = Locked<[String]>([])
+        let valueObservation = ValueObservation.tracking { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+        var cancellables: [any DatabaseCancellable] = [
+            valueObservation.start(in: dbQueue, scheduling: .async(onQueue: .global()), onError: { _ in }, onChange: { _ in }),
+            try dbQueue.observe(Inserted.self, scheduling: .onWriterQueue) { event in received.mutate { $0.append(event.value) } },
+        ]
+        try insert("a", into: dbQueue)
+        for cancellable in cancellables { cancellable.cancel() }
+        try insert("b", into: dbQueue)
+        #expect(received.value == ["a"])
+        #expect((cancellables[1] as? CallbackObservation)?.isCancelled == true)
+        cancellables.removeAll()
     }
 
     @Test func undecodableArgumentsGoToOnErrorOnTheSameQueue() async throws {

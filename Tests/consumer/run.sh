@@ -20,7 +20,7 @@ import Foundation
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 
-@Table struct Reminder { let id: UUID; var title: String; var updatedAt: Date? }
+@TriggerTable struct Reminder { let id: UUID; var title: String; var updatedAt: Date? }
 
 var config = Configuration()
 config.prepareDatabase { db in try db.installSQLiteTriggers() }
@@ -45,7 +45,7 @@ fi
 
 if (set -o pipefail; cd "$work/RemindersApp" &&
     swift package resolve swift-syntax --version 600.0.1 2>&1 | tail -n 2 &&
-    grep -A4 '"swift-syntax"' Package.resolved | grep -q '"version" : "600.0.1"' &&
+    grep -A8 '"swift-syntax"' Package.resolved | grep -q '"version" : "600.0.1"' &&
     swift build 2>&1 | tail -n 2) &&
    [ "$(cd "$work/RemindersApp" && .build/debug/RemindersApp 2>&1)" = "7 1" ]; then
   passed=$((passed + 1))

@@ -6,28 +6,28 @@
 /// ```swift
 /// let highest: TypedSQL<Int?> = RemindersList.select { $0.position }.order(by: { $0.position }, descending: true).limit(1).value
 /// ```
-public struct Select<Table: TableDescription, Value>: TriggerStatementConvertible, Sendable {
+public struct TableSelect<Table: TableDescription, Value>: TriggerStatementConvertible, Sendable {
     let expression: String
     let condition: String?
     let ordering: String?
     let count: Int?
 
     /// Only the rows matching `condition` (several `where`s all apply).
-    public func `where`(_ condition: (TriggerRow<Table>) -> TypedSQL<Bool>) -> Select {
+    public func `where`(_ condition: (TriggerRow<Table>) -> TypedSQL<Bool>) -> TableSelect {
         let added = condition(Table.row).sql
-        return Select(expression: expression, condition: self.condition.map { "(\($0)) AND (\(added))" } ?? added,
+        return TableSelect(expression: expression, condition: self.condition.map { "(\($0)) AND (\(added))" } ?? added,
                       ordering: ordering, count: count)
     }
 
     /// `ORDER BY key [DESC]`.
-    public func order<Key>(by key: (TriggerRow<Table>) -> TypedSQL<Key>, descending: Bool = false) -> Select {
-        Select(expression: expression, condition: condition,
+    public func order<Key>(by key: (TriggerRow<Table>) -> TypedSQL<Key>, descending: Bool = false) -> TableSelect {
+        TableSelect(expression: expression, condition: condition,
                ordering: key(Table.row).sql + (descending ? " DESC" : ""), count: count)
     }
 
     /// `LIMIT count`.
-    public func limit(_ count: Int) -> Select {
-        Select(expression: expression, condition: condition, ordering: ordering, count: count)
+    public func limit(_ count: Int) -> TableSelect {
+        TableSelect(expression: expression, condition: condition, ordering: ordering, count: count)
     }
 
     /// `(SELECT …)`: the first row's value, NULL when there is none.
@@ -54,8 +54,8 @@ extension TableDescription {
     /// ```swift
     /// let tagIDs = ReminderTag.select { $0.tagID }.where { $0.reminderID == new.id }
     /// ```
-    public static func select<Value>(_ expression: (TriggerRow<Self>) -> TypedSQL<Value>) -> Select<Self, Value> {
-        Select(expression: expression(row).sql, condition: nil, ordering: nil, count: nil)
+    public static func select<Value>(_ expression: (TriggerRow<Self>) -> TypedSQL<Value>) -> TableSelect<Self, Value> {
+        TableSelect(expression: expression(row).sql, condition: nil, ordering: nil, count: nil)
     }
 
     /// `(SELECT aggregate FROM table WHERE …)`: an aggregate without GROUP

@@ -5,13 +5,13 @@ import Testing
 
 @Suite struct TableMacroTests {
     let macros: [String: any Macro.Type] = [
-        "Table": TableMacro.self, "Column": ColumnMacro.self, "Ephemeral": EphemeralMacro.self,
+        "TriggerTable": TriggerTableMacro.self, "TriggerColumn": TriggerColumnMacro.self, "TriggerIgnored": TriggerIgnoredMacro.self,
     ]
 
     @Test func aStructWithAnIDKey() {
         assertMacro(macros) {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var title: String
               var updatedAt: Date?
@@ -32,14 +32,14 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    static let title = SQLiteTriggers.TableColumn<String>("title")
-                    static let updatedAt = SQLiteTriggers.TableColumn<Date?>("updatedAt")
-                    static let priority = SQLiteTriggers.TableColumn<Optional<Int>>("priority")
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.ColumnDescription<String>("title")
+                    static let updatedAt = SQLiteTriggers.ColumnDescription<Date?>("updatedAt")
+                    static let priority = SQLiteTriggers.ColumnDescription<Optional<Int>>("priority")
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.title, TableColumns.updatedAt, TableColumns.priority]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title, TriggerColumns.updatedAt, TriggerColumns.priority]
             }
             """
         }
@@ -48,7 +48,7 @@ import Testing
     @Test func anExplicitTableName() {
         assertMacro(macros) {
             """
-            @Table("remindersLists")
+            @TriggerTable("remindersLists")
             struct RemindersList {
               let id: UUID
               var title: String
@@ -66,12 +66,12 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    static let title = SQLiteTriggers.TableColumn<String>("title")
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.ColumnDescription<String>("title")
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.title]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
             }
             """
         }
@@ -80,9 +80,9 @@ import Testing
     @Test func renamedColumnsAndAnExplicitKey() {
         assertMacro(macros) {
             """
-            @Table struct Tag {
-              @Column(primaryKey: true) var code: String
-              @Column("display_title") var title: String
+            @TriggerTable struct Tag {
+              @TriggerColumn(primaryKey: true) var code: String
+              @TriggerColumn("display_title") var title: String
               var id: Int
             }
             """
@@ -99,13 +99,13 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let code = SQLiteTriggers.TableColumn<String>("code", primaryKey: true)
-                    static let title = SQLiteTriggers.TableColumn<String>("display_title")
-                    static let id = SQLiteTriggers.TableColumn<Int>("id")
+                enum TriggerColumns {
+                    static let code = SQLiteTriggers.ColumnDescription<String>("code", primaryKey: true)
+                    static let title = SQLiteTriggers.ColumnDescription<String>("display_title")
+                    static let id = SQLiteTriggers.ColumnDescription<Int>("id")
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.code, TableColumns.title, TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.code, TriggerColumns.title, TriggerColumns.id]
             }
             """
         }
@@ -114,14 +114,14 @@ import Testing
     @Test func computedStaticLazyAndEphemeralPropertiesAreSkipped() {
         assertMacro(macros) {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var status: Int { didSet { print(status) } }
               var isCompleted: Bool { status == 1 }
               var flagged: Bool { get { true } set { } }
               static var defaultTitle = "New"
               lazy var cache: [Int] = []
-              @Ephemeral var isSelected: Bool = false
+              @TriggerIgnored var isSelected: Bool = false
             }
             """
         } expansion: {
@@ -141,12 +141,12 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    static let status = SQLiteTriggers.TableColumn<Int>("status")
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
+                    static let status = SQLiteTriggers.ColumnDescription<Int>("status")
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.status]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.status]
             }
             """
         }
@@ -155,7 +155,7 @@ import Testing
     @Test func publicStructsGetPublicMembers() {
         assertMacro(macros) {
             """
-            @Table public struct Item {
+            @TriggerTable public struct Item {
               public let id: UUID
             }
             """
@@ -170,11 +170,11 @@ import Testing
                 public static var databaseTableName: String {
                   tableName
                 }
-                public enum TableColumns {
-                    public static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                public enum TriggerColumns {
+                    public static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
                 }
-                public typealias Columns = TableColumns
-                public static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                public typealias Columns = TriggerColumns
+                public static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
             """
         }
@@ -183,12 +183,12 @@ import Testing
     @Test func pluralsAndQuotedNames() {
         assertMacro(macros) {
             """
-            @Table struct Category {
+            @TriggerTable struct Category {
               var `select`: Int, `where`: String
             }
-            @Table struct Box { var id: Int }
-            @Table struct Key { var id: Int }
-            @Table struct Watch { var id: Int }
+            @TriggerTable struct Box { var id: Int }
+            @TriggerTable struct Key { var id: Int }
+            @TriggerTable struct Watch { var id: Int }
             """
         } expansion: {
             """
@@ -207,12 +207,12 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let `select` = SQLiteTriggers.TableColumn<Int>("select")
-                    static let `where` = SQLiteTriggers.TableColumn<String>("where")
+                enum TriggerColumns {
+                    static let `select` = SQLiteTriggers.ColumnDescription<Int>("select")
+                    static let `where` = SQLiteTriggers.ColumnDescription<String>("where")
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.`select`, TableColumns.`where`]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.`select`, TriggerColumns.`where`]
             }
 
             extension Box: SQLiteTriggers.TableDescription {
@@ -220,11 +220,11 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<Int>("id", primaryKey: true)
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
 
             extension Key: SQLiteTriggers.TableDescription {
@@ -232,11 +232,11 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<Int>("id", primaryKey: true)
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
 
             extension Watch: SQLiteTriggers.TableDescription {
@@ -244,11 +244,11 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<Int>("id", primaryKey: true)
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<Int>("id", primaryKey: true)
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
             """
         }
@@ -258,7 +258,7 @@ import Testing
     @Test func aGRDBStyleColumnsEnumIsKept() {
         assertMacro(macros) {
             """
-            @Table struct Player {
+            @TriggerTable struct Player {
               var id: Int64
               var name: String
               enum Columns {
@@ -283,12 +283,12 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<Int64>("id", primaryKey: true)
-                    static let name = SQLiteTriggers.TableColumn<String>("name")
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<Int64>("id", primaryKey: true)
+                    static let name = SQLiteTriggers.ColumnDescription<String>("name")
                 }
 
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.name]
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.name]
             }
             """
         }
@@ -298,7 +298,7 @@ import Testing
     @Test func aDeclaredDatabaseTableNameIsTheName() {
         assertMacro(macros) {
             """
-            @Table struct Player {
+            @TriggerTable struct Player {
               static let databaseTableName = "player"
               var id: Int64
             }
@@ -312,11 +312,11 @@ import Testing
 
             extension Player: SQLiteTriggers.TableDescription {
                 static let tableName = "player"
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<Int64>("id", primaryKey: true)
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<Int64>("id", primaryKey: true)
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
             """
         }
@@ -325,7 +325,7 @@ import Testing
     @Test func aComputedDatabaseTableNameIsReadAtRunTime() {
         assertMacro(macros) {
             """
-            @Table struct Player {
+            @TriggerTable struct Player {
               static var databaseTableName: String { prefix + "player" }
               var id: Int64
             }
@@ -341,11 +341,11 @@ import Testing
                 static var tableName: String {
                   databaseTableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<Int64>("id", primaryKey: true)
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<Int64>("id", primaryKey: true)
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
             """
         }
@@ -354,34 +354,34 @@ import Testing
     @Test func twoDifferentTableNamesAreRefused() {
         assertMacro(macros) {
             """
-            @Table("players") struct Player {
+            @TriggerTable("players") struct Player {
               static let databaseTableName = "player"
               var id: Int64
             }
             """
         } diagnostics: {
             """
-            @Table("players") struct Player {
+            @TriggerTable("players") struct Player {
               static let databaseTableName = "player"
                          ┬───────────────────────────
-                         ╰─ 🛑 @Table("players") contradicts databaseTableName "player": a record and its triggers must name one table; keep one of them
+                         ╰─ 🛑 @TriggerTable("players") contradicts databaseTableName "player": a record and its triggers must name one table; keep one of them
               var id: Int64
             }
             """
         }
         assertMacro(macros) {
             """
-            @Table("players") struct Player {
+            @TriggerTable("players") struct Player {
               static var databaseTableName: String { "pl" + "ayer" }
               var id: Int64
             }
             """
         } diagnostics: {
             """
-            @Table("players") struct Player {
+            @TriggerTable("players") struct Player {
               static var databaseTableName: String { "pl" + "ayer" }
                          ┬──────────────────────────────────────────
-                         ╰─ 🛑 @Table("players") and a databaseTableName would name the table twice; keep one of them
+                         ╰─ 🛑 @TriggerTable("players") and a databaseTableName would name the table twice; keep one of them
               var id: Int64
             }
             """
@@ -391,22 +391,22 @@ import Testing
     @Test func classesAreRefusedWithAFixIt() {
         assertMacro(macros) {
             """
-            @Table class Reminder {
+            @TriggerTable class Reminder {
               var id: UUID
             }
             """
         } diagnostics: {
             """
-            @Table class Reminder {
-                   ┬────
-                   ╰─ 🛑 @Table applies to a struct, not a class
-                      ✏️ Make it a struct
+            @TriggerTable class Reminder {
+                          ┬────
+                          ╰─ 🛑 @TriggerTable applies to a struct, not a class
+                             ✏️ Make it a struct
               var id: UUID
             }
             """
         } fixes: {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               var id: UUID
             }
             """
@@ -421,11 +421,11 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id]
             }
             """
         }
@@ -434,14 +434,14 @@ import Testing
     @Test func enumsAreRefused() {
         assertMacro(macros) {
             """
-            @Table enum Status {
+            @TriggerTable enum Status {
               case open
             }
             """
         } diagnostics: {
             """
-            @Table enum Status {
-            ╰─ 🛑 @Table applies to a struct, not an enum
+            @TriggerTable enum Status {
+            ╰─ 🛑 @TriggerTable applies to a struct, not an enum
               case open
             }
             """
@@ -451,7 +451,7 @@ import Testing
     @Test func propertiesWithoutTypesAreDiagnosed() {
         assertMacro(macros) {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var title = ""
               var count = 0
@@ -462,7 +462,7 @@ import Testing
             """
         } diagnostics: {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var title = ""
                   ┬────
@@ -491,14 +491,14 @@ import Testing
     @Test func theTypeFixItInsertsTheAnnotation() {
         assertMacro(macros) {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var title = ""
             }
             """
         } diagnostics: {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var title = ""
                   ┬────
@@ -508,7 +508,7 @@ import Testing
             """
         } fixes: {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
               var title: String = ""
             }
@@ -525,12 +525,12 @@ import Testing
                 static var databaseTableName: String {
                   tableName
                 }
-                enum TableColumns {
-                    static let id = SQLiteTriggers.TableColumn<UUID>("id", primaryKey: true)
-                    static let title = SQLiteTriggers.TableColumn<String>("title")
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.ColumnDescription<String>("title")
                 }
-                typealias Columns = TableColumns
-                static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [TableColumns.id, TableColumns.title]
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
             }
             """
         }
@@ -539,17 +539,17 @@ import Testing
     @Test func duplicateColumnNamesAreDiagnosed() {
         assertMacro(macros) {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
-              @Column("title") var name: String
+              @TriggerColumn("title") var name: String
               var title: String
             }
             """
         } diagnostics: {
             """
-            @Table struct Reminder {
+            @TriggerTable struct Reminder {
               let id: UUID
-              @Column("title") var name: String
+              @TriggerColumn("title") var name: String
               var title: String
                   ┬────────────
                   ╰─ 🛑 column "title" is already used by 'name'
@@ -561,16 +561,189 @@ import Testing
     @Test func namesMustBeLiterals() {
         assertMacro(macros) {
             """
-            @Table(tableName) struct Reminder {
+            @TriggerTable(tableName) struct Reminder {
               let id: UUID
             }
             """
         } diagnostics: {
             """
-            @Table(tableName) struct Reminder {
-                   ┬────────
-                   ╰─ 🛑 @Table takes its name as a string literal
+            @TriggerTable(tableName) struct Reminder {
+                          ┬────────
+                          ╰─ 🛑 @TriggerTable takes its name as a string literal
               let id: UUID
+            }
+            """
+        }
+    }
+
+    // MARK: - Beside StructuredQueries
+
+    /// Our attributes however they are written: qualified by the module, or
+    /// with a module selector; another module's `TriggerColumn` is not ours.
+    @Test func qualifiedAttributesAreRecognised() {
+        assertMacro(macros) {
+            """
+            @TriggerTable struct Reminder {
+              let id: UUID
+              @SQLiteTriggersMacros.TriggerColumn("done") var isCompleted: Bool
+              @SQLiteTriggersMacros::TriggerColumn("list_id") var listID: UUID
+              @SQLiteTriggersMacros.TriggerIgnored var isSelected: Bool
+              @OtherModule.TriggerColumn("other") var notes: String
+            }
+            """
+        } expansion: {
+            """
+            struct Reminder {
+              let id: UUID
+              @SQLiteTriggersMacros.TriggerColumn("done") var isCompleted: Bool
+              var listID: UUID
+              @SQLiteTriggersMacros.TriggerIgnored var isSelected: Bool
+              @OtherModule.TriggerColumn("other") var notes: String
+            }
+
+            extension Reminder: SQLiteTriggers.TableDescription {
+                static let tableName = "reminders"
+                static var databaseTableName: String {
+                  tableName
+                }
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
+                    static let isCompleted = SQLiteTriggers.ColumnDescription<Bool>("done")
+                    static let listID = SQLiteTriggers.ColumnDescription<UUID>("list_id")
+                    static let notes = SQLiteTriggers.ColumnDescription<String>("notes")
+                }
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.isCompleted, TriggerColumns.listID, TriggerColumns.notes]
+            }
+            """
+        }
+    }
+
+    /// StructuredQueries' `@Column` and `@Ephemeral` mean what ours mean, so
+    /// a rule's `UPDATE OF "done"` names the real column.
+    @Test func structuredQueriesColumnAttributesAreRead() {
+        assertMacro(macros) {
+            """
+            @TriggerTable struct Reminder {
+              @Column(primaryKey: true) let code: String
+              @Column("done") var isCompleted: Bool
+              @StructuredQueries.Column("list_id", as: UUID.BytesRepresentation.self) var listID: UUID
+              @Ephemeral var isSelected: Bool
+              @StructuredQueriesCore.Ephemeral var isExpanded: Bool
+            }
+            """
+        } expansion: {
+            """
+            struct Reminder {
+              @Column(primaryKey: true) let code: String
+              @Column("done") var isCompleted: Bool
+              @StructuredQueries.Column("list_id", as: UUID.BytesRepresentation.self) var listID: UUID
+              @Ephemeral var isSelected: Bool
+              @StructuredQueriesCore.Ephemeral var isExpanded: Bool
+            }
+
+            extension Reminder: SQLiteTriggers.TableDescription {
+                static let tableName = "reminders"
+                static var databaseTableName: String {
+                  tableName
+                }
+                enum TriggerColumns {
+                    static let code = SQLiteTriggers.ColumnDescription<String>("code", primaryKey: true)
+                    static let isCompleted = SQLiteTriggers.ColumnDescription<Bool>("done")
+                    static let listID = SQLiteTriggers.ColumnDescription<UUID>("list_id")
+                }
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.code, TriggerColumns.isCompleted, TriggerColumns.listID]
+            }
+            """
+        }
+    }
+
+    /// One struct, both macros: StructuredQueries' `@Table` declares
+    /// `tableName`, ours the rest, and nothing is declared twice.
+    @Test func bothMacrosOnOneStruct() {
+        assertMacro(macros) {
+            """
+            @Table("remindersLists") @TriggerTable struct RemindersList {
+              let id: UUID
+              var title: String
+            }
+            """
+        } expansion: {
+            """
+            @Table("remindersLists") struct RemindersList {
+              let id: UUID
+              var title: String
+            }
+
+            extension RemindersList: SQLiteTriggers.TableDescription {
+                static var databaseTableName: String {
+                  tableName
+                }
+                enum TriggerColumns {
+                    static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
+                    static let title = SQLiteTriggers.ColumnDescription<String>("title")
+                }
+                typealias Columns = TriggerColumns
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
+            }
+            """
+        }
+    }
+
+    @Test func bothMacrosMustNotNameTheTableTwice() {
+        assertMacro(macros) {
+            """
+            @Table @TriggerTable("lists") struct RemindersList {
+              let id: UUID
+            }
+            """
+        } diagnostics: {
+            """
+            @Table @TriggerTable("lists") struct RemindersList {
+                   ┬─────────────────────
+                   ╰─ 🛑 StructuredQueries' @Table names this table for both macros: give the name to @Table, not to @TriggerTable
+              let id: UUID
+            }
+            """
+        }
+    }
+
+    @Test func contradictoryColumnNamesAreRefused() {
+        assertMacro(macros) {
+            """
+            @TriggerTable struct Reminder {
+              let id: UUID
+              @Column("done") @TriggerColumn("completed") var isCompleted: Bool
+            }
+            """
+        } diagnostics: {
+            """
+            @TriggerTable struct Reminder {
+              let id: UUID
+              @Column("done") @TriggerColumn("completed") var isCompleted: Bool
+                              ┬──────────────────────────
+                              ╰─ 🛑 @TriggerColumn("completed") contradicts @Column("done"): a column has one name; keep one of them
+            }
+            """
+        }
+    }
+
+    @Test func columnGroupsAreRefused() {
+        assertMacro(macros) {
+            """
+            @TriggerTable struct Reminder {
+              let id: UUID
+              @Columns var timestamps: Timestamps
+            }
+            """
+        } diagnostics: {
+            """
+            @TriggerTable struct Reminder {
+              let id: UUID
+              @Columns var timestamps: Timestamps
+              ┬───────
+              ╰─ 🛑 @TriggerTable describes single columns, not a column group (@Columns): declare the group's columns in the struct, or describe the table by hand (TableDescription)
             }
             """
         }
@@ -578,7 +751,7 @@ import Testing
 }
 
 @Suite struct CallbackEventMacroTests {
-    let macros: [String: any Macro.Type] = ["CallbackEvent": CallbackEventMacro.self, "Ephemeral": EphemeralMacro.self]
+    let macros: [String: any Macro.Type] = ["CallbackEvent": CallbackEventMacro.self, "TriggerIgnored": TriggerIgnoredMacro.self]
 
     @Test func anEvent() {
         assertMacro(macros) {
@@ -675,4 +848,5 @@ import Testing
             """
         }
     }
+
 }

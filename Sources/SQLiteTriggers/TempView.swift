@@ -3,13 +3,13 @@
 /// it lives with the connection; install it before the triggers on it.
 ///
 /// ```swift
-/// @Table("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
+/// @TriggerTable("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
 /// let view = ReminderTitle.createTemporaryView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
 ///     view.id = reminder.id
 ///     view.title = reminder.title
 /// }
 /// ```
-public struct TemporaryView: Sendable, CustomStringConvertible {
+public struct TempView: Sendable, CustomStringConvertible {
     /// The view's name.
     public let name: String
     /// The `CREATE TEMP VIEW IF NOT EXISTS` statement.
@@ -42,12 +42,12 @@ extension TableDescription {
         from source: Source.Type,
         where condition: ((TriggerRow<Source>) -> TypedSQL<Bool>)? = nil,
         _ assign: (inout ColumnAssignments<Self>, TriggerRow<Source>) -> Void
-    ) -> TemporaryView {
+    ) -> TempView {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments, Source.row)
         let lines = ["CREATE TEMP VIEW IF NOT EXISTS \(SQLQuoting.identifier(tableName)) (\(assignments.columnList)) AS",
                      "SELECT \(assignments.valueList)", "FROM \(SQLQuoting.identifier(Source.tableName))"]
             + Source.whereClauses(condition)
-        return TemporaryView(name: tableName, sql: lines.joined(separator: "\n"))
+        return TempView(name: tableName, sql: lines.joined(separator: "\n"))
     }
 }

@@ -1,4 +1,4 @@
-extension TemporaryTrigger {
+extension TempTrigger {
     /// Installs the trigger on this connection.
     ///
     /// ```swift
@@ -9,7 +9,7 @@ extension TemporaryTrigger {
     /// ```
     ///
     /// SQLite compiles a trigger's body only when a statement fires it, so
-    /// a rule naming a column the table lacks (a `@Table` property the
+    /// a rule naming a column the table lacks (a `@TriggerTable` property the
     /// migration never added) would install fine and break every write.
     /// Here the statements that fire it are compiled at once, never run: a
     /// mismatch removes the trigger again and throws, naming the rule, the
@@ -88,7 +88,7 @@ extension DropTrigger {
     }
 }
 
-extension TemporaryView {
+extension TempView {
     /// Creates the view on this connection (readers too: a view only reads).
     ///
     /// ```swift

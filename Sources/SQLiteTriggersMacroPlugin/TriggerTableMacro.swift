@@ -3,7 +3,7 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@Table` and `@Table("name")`: the struct's `TableDescription`.
+/// `@TriggerTable` and `@TriggerTable("name")`: the struct's `TableDescription`.
 ///
 /// The table name defaults to the struct's name in lowerCamel case, made
 /// plural: `Reminder` -> `reminders`, `RemindersList` -> `remindersLists`,
@@ -11,13 +11,16 @@ import SwiftSyntaxMacros
 /// struct declares (GRDB's) is the name instead, and otherwise the macro
 /// declares `databaseTableName` from the table name: one name for both.
 /// Each stored property is a column named like it, unless
-/// `@Column("name")` says otherwise; the primary key is the property marked
-/// `@Column(primaryKey: true)`, or else `id`. Computed, static and lazy
-/// properties, and those marked `@Ephemeral`, are not columns.
+/// `@TriggerColumn("name")` says otherwise; the primary key is the property marked
+/// `@TriggerColumn(primaryKey: true)`, or else `id`. Computed, static and lazy
+/// properties, and those marked `@TriggerIgnored`, are not columns.
+/// StructuredQueries' `@Column` and `@Ephemeral` are read as ours are, and
+/// beside its `@Table` the struct takes that macro's `tableName`
+/// (`RecognizedAttribute` says how attributes are recognised).
 ///
-/// The columns are static members of `TableColumns`, which is also the
+/// The columns are static members of `TriggerColumns`, which is also the
 /// record's GRDB `Columns` unless the struct declares its own.
-public struct TableMacro: ExtensionMacro {
+public struct TriggerTableMacro: ExtensionMacro {
     public static func expansion(
         of node: AttributeSyntax,
         attachedTo declaration: some DeclGroupSyntax,
@@ -25,7 +28,7 @@ public struct TableMacro: ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard let (typeName, derivedName) = namedStruct(node, declaration, type, macro: "Table",
+        guard let (typeName, derivedName) = namedStruct(node, declaration, type, macro: "TriggerTable",
                                                         defaultName: defaultTableName, in: context)
         else { return [] }
         let properties = storedProperties(of: declaration, in: context)
@@ -41,42 +44,52 @@ public struct TableMacro: ExtensionMacro {
         let access = accessModifier(of: declaration)
         let columns = properties.map { property in
             let isKey = property.isPrimaryKey || (!hasExplicitKey && property.columnName == "id" && property.name == "id")
-            return "\(access)static let \(property.name) = SQLiteTriggers.TableColumn<\(property.type)>(\(literal(property.columnName))\(isKey ? ", primaryKey: true" : ""))"
+            return "\(access)static let \(property.name) = SQLiteTriggers.ColumnDescription<\(property.type)>(\(literal(property.columnName))\(isKey ? ", primaryKey: true" : ""))"
         }
-        let allColumns = properties.map { "TableColumns.\($0.name)" }.joined(separator: ", ")
+        let allColumns = properties.map { "TriggerColumns.\($0.name)" }.joined(separator: ", ")
 
         // The name: GRDB's databaseTableName when the struct declares one, so
         // that the record and its triggers cannot name different tables.
         let explicitName = node.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
             .as(StringLiteralExprSyntax.self)?.representedLiteralValue
         let nameDeclarations: String
-        switch declaredTableName(in: declaration) {
-        case nil:
-            nameDeclarations = """
-                \(access)static let tableName = \(literal(derivedName))
-                \(access)static var databaseTableName: String { tableName }
-                """
-        case .literal(let declared, let site):
-            if let explicitName, explicitName != declared {
-                context.diagnose(Diagnostic(node: site, message: MacroDiagnostic.conflictingTableName(argument: explicitName, declared: declared)))
+        if attribute(.table, in: declaration.attributes) != nil {
+            // StructuredQueries' @Table on the same struct declares tableName
+            // (both protocols want the same String): one name, theirs.
+            if explicitName != nil {
+                context.diagnose(Diagnostic(node: node, message: MacroDiagnostic.nameGivenBesideStructuredQueriesTable))
             }
-            nameDeclarations = "\(access)static let tableName = \(literal(declared))"
-        case .computed(let site):
-            if let explicitName {
-                context.diagnose(Diagnostic(node: site, message: MacroDiagnostic.conflictingTableName(argument: explicitName, declared: nil)))
+            nameDeclarations = declaredTableName(in: declaration) == nil
+                ? "\(access)static var databaseTableName: String { tableName }" : ""
+        } else {
+            switch declaredTableName(in: declaration) {
+            case nil:
+                nameDeclarations = """
+                    \(access)static let tableName = \(literal(derivedName))
+                    \(access)static var databaseTableName: String { tableName }
+                    """
+            case .literal(let declared, let site):
+                if let explicitName, explicitName != declared {
+                    context.diagnose(Diagnostic(node: site, message: MacroDiagnostic.conflictingTableName(argument: explicitName, declared: declared)))
+                }
+                nameDeclarations = "\(access)static let tableName = \(literal(declared))"
+            case .computed(let site):
+                if let explicitName {
+                    context.diagnose(Diagnostic(node: site, message: MacroDiagnostic.conflictingTableName(argument: explicitName, declared: nil)))
+                }
+                nameDeclarations = "\(access)static var tableName: String { databaseTableName }"
             }
-            nameDeclarations = "\(access)static var tableName: String { databaseTableName }"
         }
         let columnsAlias = declaresMember(named: "Columns", in: declaration)
-            ? "" : "\(access)typealias Columns = TableColumns"
+            ? "" : "\(access)typealias Columns = TriggerColumns"
         let source: DeclSyntax = """
             extension \(raw: typeName): SQLiteTriggers.TableDescription {
                 \(raw: nameDeclarations)
-                \(raw: access)enum TableColumns {
+                \(raw: access)enum TriggerColumns {
                     \(raw: columns.joined(separator: "\n"))
                 }
                 \(raw: columnsAlias)
-                \(raw: access)static let allColumns: [any SQLiteTriggers.AnyTableColumn] = [\(raw: allColumns)]
+                \(raw: access)static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [\(raw: allColumns)]
             }
             """
         return [source.cast(ExtensionDeclSyntax.self)]
@@ -181,14 +194,14 @@ func diagnoseIfNotAStruct(_ declaration: some DeclGroupSyntax, macro: String, in
     return false
 }
 
-/// `@Column(...)`: read by `@Table`; expands to nothing.
-public struct ColumnMacro: PeerMacro {
+/// `@TriggerColumn(...)`: read by `@TriggerTable`; expands to nothing.
+public struct TriggerColumnMacro: PeerMacro {
     public static func expansion(of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
                                  in context: some MacroExpansionContext) throws -> [DeclSyntax] { [] }
 }
 
-/// `@Ephemeral`: keeps a stored property out of the table; expands to nothing.
-public struct EphemeralMacro: PeerMacro {
+/// `@TriggerIgnored`: keeps a stored property out of the table; expands to nothing.
+public struct TriggerIgnoredMacro: PeerMacro {
     public static func expansion(of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
                                  in context: some MacroExpansionContext) throws -> [DeclSyntax] { [] }
 }

@@ -40,7 +40,7 @@ public struct TriggerEvent<Table: TableDescription> {
     /// }
     /// ```
     public static func update<each Column>(
-        of columns: repeat KeyPath<Table.TableColumns.Type, TableColumn<each Column>>,
+        of columns: repeat KeyPath<Table.TriggerColumns.Type, ColumnDescription<each Column>>,
         when condition: ((TriggerRow<Table>, TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         @TriggerBodyBuilder _ body: (TriggerRow<Table>, TriggerRow<Table>) -> [TriggerStatement]
     ) -> TriggerEvent {
@@ -78,7 +78,7 @@ public struct TriggerEvent<Table: TableDescription> {
 /// let trigger = Reminder.createTemporaryTrigger(after: .delete { old in .callback("deleted", old.id) })
 /// print(trigger.sql)
 /// ```
-public struct TemporaryTrigger: Sendable, CustomStringConvertible {
+public struct TempTrigger: Sendable, CustomStringConvertible {
     /// The trigger's name in the temp schema.
     public let name: String
     /// The full `CREATE TEMP TRIGGER` statement (two of them for an insert
@@ -107,7 +107,7 @@ public struct TemporaryTrigger: Sendable, CustomStringConvertible {
     }
 }
 
-/// A `DROP TRIGGER` statement (or `DROP VIEW`, for a ``TemporaryView``).
+/// A `DROP TRIGGER` statement (or `DROP VIEW`, for a ``TempView``).
 public struct DropTrigger: Sendable, CustomStringConvertible {
     public let sql: String
     public var description: String { sql }
@@ -130,7 +130,7 @@ extension TableDescription {
     ///            when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
     /// })
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, before event: TriggerEvent<Self>) -> TemporaryTrigger {
+    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, before event: TriggerEvent<Self>) -> TempTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .before, event)
     }
 
@@ -155,7 +155,7 @@ extension TableDescription {
     /// })
     /// print(neverEmpty.sql)   // CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_delete_…" AFTER DELETE ON …
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, after event: TriggerEvent<Self>) -> TemporaryTrigger {
+    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, after event: TriggerEvent<Self>) -> TempTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .after, event)
     }
 
@@ -163,12 +163,12 @@ extension TableDescription {
     /// writing the view cannot.
     ///
     /// ```swift
-    /// @Table("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
+    /// @TriggerTable("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
     /// let renameThroughView = ReminderTitle.createTemporaryTrigger(insteadOf: .update { _, new in
     ///     Reminder.update { $0.title = new.title }.find(new.id)
     /// })
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, insteadOf event: TriggerEvent<Self>) -> TemporaryTrigger {
+    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, insteadOf event: TriggerEvent<Self>) -> TempTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .insteadOf, event)
     }
 
@@ -177,7 +177,7 @@ extension TableDescription {
     /// laid out (line breaks, indentation) never renames a trigger, while
     /// any change to what it does (a name, a value, an operator, a
     /// parenthesis) does.
-    static func temporaryTrigger(_ name: String?, ifNotExists: Bool, _ timing: TriggerTiming, _ event: TriggerEvent<Self>) -> TemporaryTrigger {
+    static func temporaryTrigger(_ name: String?, ifNotExists: Bool, _ timing: TriggerTiming, _ event: TriggerEvent<Self>) -> TempTrigger {
         precondition(!event.body.isEmpty, "SQLiteTriggers: a trigger body needs at least one statement")
         // Tables are named with their schema, so that a TEMP table of the
         // same name cannot capture the trigger; views are not, so that a
@@ -193,7 +193,7 @@ extension TableDescription {
         let definition = lines.joined(separator: "\n")
         let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(canonicalTokens(definition)))"
         let condition = (ifNotExists || name == nil) ? "IF NOT EXISTS " : ""
-        return TemporaryTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)",
+        return TempTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)",
                                 tableName: tableName, firedBy: [String(event.clause.prefix { $0 != " " })])
     }
 }
