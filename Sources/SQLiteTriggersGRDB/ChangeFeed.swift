@@ -68,7 +68,10 @@ public struct ChangedKey: Hashable, Sendable, CustomStringConvertible {
 /// ```swift
 /// let completions = ChangeFeed<Reminder>.updates(of: ["status"], where: "new.status = 1")
 /// ```
-public struct ChangeFeed<Record: FetchableRecord & TableRecord>: Sendable {
+public struct ChangeFeed<Record>: Sendable {
+    /// The table's name, as the ``FeedTable`` observed says it: set when
+    /// the feed starts (`bound(to:)`).
+    var tableName = ""
     var inserts: String?? = .some(nil)
     var updates: String?? = .some(nil)
     var deletes: String?? = .some(nil)
@@ -169,7 +172,7 @@ extension ChangeFeed {
     /// The table as `sqlite_schema` spells it: the capture's events are
     /// named after it (ext/change_capture.c).
     func capturedTable(_ db: Database) throws -> String {
-        let table = Record.databaseTableName
+        let table = tableName
         guard let name = try String.fetchOne(db, sql: """
             SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name = ? COLLATE NOCASE
             """, arguments: [table]) else {
@@ -220,7 +223,7 @@ extension ChangeFeed {
             }
             if let index = columns.firstIndex(where: { sqliteNamesEqual($0, column) }) { return "arg\(first + 1 + index)" }
             if ["rowid", "oid", "_rowid_"].contains(column.lowercased()) { return "arg\(first)" }
-            throw filterError("no column \"\(column)\" in the change of \"\(Record.databaseTableName)\" (a keys-only feed has the key's alone)")
+            throw filterError("no column \"\(column)\" in the change of \"\(tableName)\" (a keys-only feed has the key's alone)")
         }
         func rewrite(_ condition: String, kind: String) throws -> String {
             let tokens = tokenizeSQL(condition)
@@ -261,7 +264,7 @@ extension ChangeFeed {
     }
 
     private func filterError(_ reason: String) -> DatabaseError {
-        DatabaseError(resultCode: .SQLITE_ERROR, message: "change feed of \"\(Record.databaseTableName)\": \(reason)")
+        DatabaseError(resultCode: .SQLITE_ERROR, message: "change feed of \"\(tableName)\": \(reason)")
     }
 
     // MARK: - Checks (inside the statement)
@@ -271,7 +274,7 @@ extension ChangeFeed {
     var checkCallbackName: String {
         let filter = [inserts, updates, deletes].map { kind in kind.map { $0 ?? "all" } ?? "none" }
             + [updateColumns.joined(separator: ",")]
-        return "sqlitetriggers.checks.\(Record.databaseTableName).\(stableHash(filter.joined(separator: "|")).prefix(8))"
+        return "sqlitetriggers.checks.\(tableName).\(stableHash(filter.joined(separator: "|")).prefix(8))"
     }
 
     /// A check's TEMP triggers for the table's live columns: each calls
@@ -280,7 +283,7 @@ extension ChangeFeed {
     /// (AFTER triggers see `NEW` as the row was written; later triggers
     /// may still change it, which is why feeds use the capture instead.)
     func checkTriggers(_ db: Database) throws -> [TempTrigger] {
-        let table = Record.databaseTableName
+        let table = tableName
         let columns = try liveColumns(db)
         let quotedTable = SQLQuoting.identifier(table)
         let hasRowID = try Bool.fetchOne(db, sql: "SELECT wr = 0 FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [table]) ?? true
@@ -314,7 +317,7 @@ extension ChangeFeed {
 
     /// The table's columns as `SELECT *` reads them, from the live schema.
     func liveColumns(_ db: Database) throws -> [String] {
-        let table = Record.databaseTableName
+        let table = tableName
         guard try db.tableExists(table) else {
             throw DatabaseError(resultCode: .SQLITE_ERROR, message:
                 "change feed of \"\(table)\": the table does not exist: run the migrations first, then observe")
@@ -325,14 +328,16 @@ extension ChangeFeed {
     /// What identifies a row across a transaction: its primary key columns,
     /// or the rowid (an empty list) for a table without one.
     func keyColumns(_ db: Database) throws -> [String] {
-        let primaryKey = try db.primaryKey(Record.databaseTableName)
+        let primaryKey = try db.primaryKey(tableName)
         return primaryKey.isRowID && primaryKey.rowIDColumn == nil ? [] : primaryKey.columns
     }
 }
 
 /// Decodes feed events into record changes, exactly as a GRDB fetch of the
 /// same row would: a `Row` of the live columns, then `Record(row:)`.
-final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sendable {
+final class ChangeDecoder<Record>: @unchecked Sendable {
+    /// The table's name and row decoding.
+    let table: FeedTable<Record>
     // Used on the writer's queue only: by the observer, and by the keeper
     // when a migration changed the table.
     var columns: [String]
@@ -360,7 +365,8 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
         writer.asyncWriteWithoutTransaction { db in try? owned.value.removeRules(db) }
     }
 
-    init(columns: [String], keyColumns: [String]) {
+    init(table: FeedTable<Record>, columns: [String], keyColumns: [String]) {
+        self.table = table
         self.columns = columns
         self.keyColumns = keyColumns
     }
@@ -443,7 +449,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
             }
         } catch let error as DatabaseError {
             throw DatabaseError(resultCode: error.extendedResultCode, message:
-                "change feed of \"\(Record.databaseTableName)\": \(eventCount - read) of \(eventCount) committed changes "
+                "change feed of \"\(table.name)\": \(eventCount - read) of \(eventCount) committed changes "
                 + "could not be read, and are lost: \(error.message ?? "\(error.resultCode)")")
         }
     }
@@ -451,7 +457,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
     /// An event whose arguments do not fit the table's live columns.
     func layoutMismatch() -> DatabaseError {
         DatabaseError(resultCode: .SQLITE_MISMATCH, message:
-            "change feed of \"\(Record.databaseTableName)\": the event does not match the table's \(columns.count) columns")
+            "change feed of \"\(table.name)\": the event does not match the table's \(columns.count) columns")
     }
 
     /// A side's ``ChangedKey``: the rowid follows the columns, and the key
@@ -471,7 +477,7 @@ final class ChangeDecoder<Record: FetchableRecord & TableRecord>: @unchecked Sen
             let rowValues = Array(values[(start + 1)..<(start + width)])
             let row = Row(Dictionary(uniqueKeysWithValues: zip(columns, rowValues.map { $0 as (any DatabaseValueConvertible)? })))
             let key = keyColumns.isEmpty ? [values[start]] : keyColumns.map { row[$0] as DatabaseValue }
-            return (try Record(row: row), key)
+            return (try table.decode(row), key)
         }
         let (first, firstKey) = try side(1)
         switch kind {

@@ -17,6 +17,9 @@ extension DatabaseWriter {
     ///     if case .updated(let old, let new) = change { print(old.title, "->", new.title) }
     /// }
     /// ```
+    ///
+    /// Any other table type observes through a ``FeedTable``, its name and
+    /// row decoding: `observeChanges(to: FeedTable("reminders") { row in … })`.
     @MainActor
     public func observeChanges<Record: FetchableRecord & TableRecord & Sendable>(
         to record: Record.Type,
@@ -24,12 +27,29 @@ extension DatabaseWriter {
         onError: (@MainActor (any Error) -> Void)? = nil,
         onChange: @escaping @MainActor (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        try startChangeFeed(feed, scheduling: .mainActor, onError: onError.map(onMainActor), decodeSide: ChangeDecoder<Record>.record,
-                            onChange: onMainActor(onChange))
+        try observeChanges(to: FeedTable(record), feed: feed, onError: onError, onChange: onChange)
+    }
+
+    /// Observes every committed change of `table` on the main actor; see
+    /// ``observeChanges(to:feed:onError:onChange:)-(Record.Type,_,_,_)``.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// let observation = try dbQueue.observeChanges(to: titles) { change in print(change) }
+    /// ```
+    @MainActor
+    public func observeChanges<Record: Sendable>(
+        to table: FeedTable<Record>,
+        feed: ChangeFeed<Record> = .all,
+        onError: (@MainActor (any Error) -> Void)? = nil,
+        onChange: @escaping @MainActor (RecordChange<Record>) -> Void
+    ) throws -> CallbackObservation {
+        try startChangeFeed(feed, of: table, scheduling: .mainActor, onError: onError.map(onMainActor),
+                            decodeSide: ChangeDecoder<Record>.record, onChange: onMainActor(onChange))
     }
 
     /// Observes every committed change of a record's table where
-    /// `scheduling` says; see ``observeChanges(to:feed:onError:onChange:)``.
+    /// `scheduling` says; see ``observeChanges(to:feed:onError:onChange:)-(Record.Type,_,_,_)``.
     ///
     /// ```swift
     /// let sync = try dbPool.observeChanges(to: Reminder.self, feed: ChangeFeed.all.netPerTransaction(),
@@ -42,7 +62,24 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)? = nil,
         onChange: @escaping @Sendable (RecordChange<Record>) -> Void
     ) throws -> CallbackObservation {
-        try startChangeFeed(feed, scheduling: scheduling, onError: onError, decodeSide: ChangeDecoder<Record>.record, onChange: onChange)
+        try observeChanges(to: FeedTable(record), feed: feed, scheduling: scheduling, onError: onError, onChange: onChange)
+    }
+
+    /// Observes every committed change of `table` where `scheduling` says.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// let observation = try dbQueue.observeChanges(to: titles, scheduling: .onWriterQueue) { change in print(change) }
+    /// ```
+    public func observeChanges<Record: Sendable>(
+        to table: FeedTable<Record>,
+        feed: ChangeFeed<Record> = .all,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onChange: @escaping @Sendable (RecordChange<Record>) -> Void
+    ) throws -> CallbackObservation {
+        try startChangeFeed(feed, of: table, scheduling: scheduling, onError: onError, decodeSide: ChangeDecoder<Record>.record,
+                            onChange: onChange)
     }
 
     /// Observes every committed change of a table by key only: each change
@@ -50,7 +87,7 @@ extension DatabaseWriter {
     /// values, where `scheduling` says. For tables whose transactions touch
     /// millions of rows: what waits for the commit is a few values per row,
     /// not whole rows. Filters, net changes and the rest work as in
-    /// ``observeChanges(to:feed:scheduling:onError:onChange:)``.
+    /// ``observeChanges(to:feed:scheduling:onError:onChange:)-(Record.Type,_,_,_,_)``.
     ///
     /// ```swift
     /// let reindex = try dbQueue.observeChangedKeys(of: Reminder.self, scheduling: .onWriterQueue) { change in
@@ -64,10 +101,28 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)? = nil,
         onChange: @escaping @Sendable (RecordChange<ChangedKey>) -> Void
     ) throws -> CallbackObservation {
+        try observeChangedKeys(of: FeedTable(record), feed: feed, scheduling: scheduling, onError: onError, onChange: onChange)
+    }
+
+    /// Observes every committed change of `table` by key only (its decoding
+    /// is never used).
+    ///
+    /// ```swift
+    /// let reindex = try dbQueue.observeChangedKeys(of: FeedTable("reminders") { _ in () }, scheduling: .onWriterQueue) { change in
+    ///     if let key = change.new { print("reindex", key) }
+    /// }
+    /// ```
+    public func observeChangedKeys<Record>(
+        of table: FeedTable<Record>,
+        feed: ChangeFeed<Record> = .all,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onChange: @escaping @Sendable (RecordChange<ChangedKey>) -> Void
+    ) throws -> CallbackObservation {
         var keysOnly = feed
         keysOnly.isKeysOnly = true
-        return try startChangeFeed(keysOnly, scheduling: scheduling, onError: onError, decodeSide: { decoder, row in decoder.changedKey(row) },
-                                   onChange: onChange)
+        return try startChangeFeed(keysOnly, of: table, scheduling: scheduling, onError: onError,
+                                   decodeSide: { decoder, row in decoder.changedKey(row) }, onChange: onChange)
     }
 
     /// Runs `body` inside each statement that changes the table, on the
@@ -86,8 +141,25 @@ extension DatabaseWriter {
         feed: ChangeFeed<Record> = .all,
         _ body: @escaping (RecordChange<Record>) throws -> Void
     ) throws -> CallbackObservation {
+        try checkChanges(to: FeedTable(record), feed: feed, body)
+    }
+
+    /// Runs `body` inside each statement that changes `table`; see
+    /// ``checkChanges(to:feed:_:)-(Record.Type,_,_)``.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// let guardTitles = try dbQueue.checkChanges(to: titles) { change in
+    ///     if change.new == "" { throw DatabaseError(message: "a reminder needs a title") }
+    /// }
+    /// ```
+    public func checkChanges<Record>(
+        to table: FeedTable<Record>,
+        feed: ChangeFeed<Record> = .all,
+        _ body: @escaping (RecordChange<Record>) throws -> Void
+    ) throws -> CallbackObservation {
         try writeWithoutTransaction { db in
-            let decoder = try ChangeDecoder<Record>.checking(feed, on: db)
+            let decoder = try ChangeDecoder<Record>.checking(feed.bound(to: table), of: table, on: db)
             decoder.writer = self
             return try db.observeCallbacks(named: decoder.eventName, delivery: .immediate) { arguments in
                 try body(decoder.decode(arguments).change)
@@ -105,9 +177,21 @@ extension DatabaseWriter {
     public func recordChanges<Record: FetchableRecord & TableRecord & Sendable>(
         to record: Record.Type, feed: ChangeFeed<Record> = .all, bufferingNewest limit: Int = 1000
     ) throws -> CallbackStream<RecordChange<Record>> {
+        try recordChanges(to: FeedTable(record), feed: feed, bufferingNewest: limit)
+    }
+
+    /// The committed changes of `table` as an async sequence.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// for await change in try dbQueue.recordChanges(to: titles) { print(change) }
+    /// ```
+    public func recordChanges<Record: Sendable>(
+        to table: FeedTable<Record>, feed: ChangeFeed<Record> = .all, bufferingNewest limit: Int = 1000
+    ) throws -> CallbackStream<RecordChange<Record>> {
         let (stream, continuation) = AsyncStream.makeStream(of: RecordChange<Record>.self, bufferingPolicy: .bufferingNewest(limit))
         let counters = CallbackStream<RecordChange<Record>>.Counters()
-        let observation = try startChangeFeed(feed, scheduling: .onWriterQueue, onError: { _ in counters.countUndecodable() },
+        let observation = try startChangeFeed(feed, of: table, scheduling: .onWriterQueue, onError: { _ in counters.countUndecodable() },
                                               decodeSide: ChangeDecoder<Record>.record) { change in
             if case .dropped = continuation.yield(change) { counters.countDropped() }
         }
@@ -119,7 +203,7 @@ extension DatabaseWriter {
     /// as one value: its changes, in commit order (or net, with
     /// ``ChangeFeed/netPerTransaction()``), where `scheduling` says. For sync
     /// engines that upload a transaction at a time. Filters apply as in
-    /// ``observeChanges(to:feed:scheduling:onError:onChange:)``; a
+    /// ``observeChanges(to:feed:scheduling:onError:onChange:)-(Record.Type,_,_,_,_)``; a
     /// transaction none of whose changes pass them is not delivered.
     ///
     /// ```swift
@@ -134,17 +218,36 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)? = nil,
         onTransaction: @escaping @Sendable (CommittedTransaction<Record>) -> Void
     ) throws -> CallbackObservation {
+        try observeTransactions(of: FeedTable(record), feed: feed, scheduling: scheduling, onError: onError, onTransaction: onTransaction)
+    }
+
+    /// Observes each committed transaction that changed `table`, as one value.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// let uploads = try dbQueue.observeTransactions(of: titles, scheduling: .onWriterQueue) { transaction in
+    ///     print(transaction.number, transaction.changes)
+    /// }
+    /// ```
+    public func observeTransactions<Record: Sendable>(
+        of table: FeedTable<Record>,
+        feed: ChangeFeed<Record> = .all,
+        scheduling: CallbackScheduling,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onTransaction: @escaping @Sendable (CommittedTransaction<Record>) -> Void
+    ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onTransaction)
         let group: (Int64, [RecordChange<Record>]) -> Void = { number, changes in
             delivery.deliver(CommittedTransaction(number: number, changes: changes))
         }
-        return try startChangeFeed(feed, delivery: delivery, decodeSide: ChangeDecoder<Record>.record, onTransaction: group)
+        return try startChangeFeed(feed, of: table, delivery: delivery, decodeSide: ChangeDecoder<Record>.record, onTransaction: group)
     }
 
     /// `decodeSide` builds an element from a side of a change: a record, or
     /// the ``ChangedKey`` of a keys-only feed.
-    private func startChangeFeed<Record: FetchableRecord & TableRecord, Element: Sendable>(
+    private func startChangeFeed<Record, Element: Sendable>(
         _ feed: ChangeFeed<Record>,
+        of table: FeedTable<Record>,
         scheduling: CallbackScheduling,
         onError: (@Sendable (any Error) -> Void)?,
         decodeSide: @escaping (ChangeDecoder<Record>, Row) throws -> Element,
@@ -157,7 +260,7 @@ extension DatabaseWriter {
         let onTransaction: (Int64, [RecordChange<Element>]) -> Void = { _, changes in
             for change in changes { delivery.deliver(change) }
         }
-        return try startChangeFeed(feed, delivery: delivery, decodeSide: decodeSide, each: each, onTransaction: onTransaction)
+        return try startChangeFeed(feed, of: table, delivery: delivery, decodeSide: decodeSide, each: each, onTransaction: onTransaction)
     }
 
     /// Installs the feed and reads each round of its committed changes,
@@ -165,15 +268,17 @@ extension DatabaseWriter {
     /// and changes, net when the feed is), or one at a time (`each`, for an
     /// exact feed that needs no grouping). A round holds whole transactions:
     /// callback.c commits a transaction's events together.
-    private func startChangeFeed<Record: FetchableRecord & TableRecord, Element: Sendable, Delivered: Sendable>(
+    private func startChangeFeed<Record, Element: Sendable, Delivered: Sendable>(
         _ feed: ChangeFeed<Record>,
+        of table: FeedTable<Record>,
         delivery: ScheduledDelivery<Delivered>,
         decodeSide: @escaping (ChangeDecoder<Record>, Row) throws -> Element,
         each: ((RecordChange<Element>) -> Void)? = nil,
         onTransaction: @escaping (Int64, [RecordChange<Element>]) -> Void
     ) throws -> CallbackObservation {
+        let feed = feed.bound(to: table)
         return try writeWithoutTransaction { db in
-            let decoder = try ChangeDecoder<Record>.keeping(feed, on: db)
+            let decoder = try ChangeDecoder<Record>.keeping(feed, of: table, on: db)
             decoder.writer = self
             // A round of events at a time, decoded by one GRDB fetch.
             let observation = try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
@@ -241,13 +346,13 @@ struct TransactionGroup<Element> {
 
 extension ChangeDecoder {
     /// A side of a change as a record, decoded as a GRDB fetch decodes it.
-    static func record(_ decoder: ChangeDecoder, _ row: Row) throws -> Record { try Record(row: row) }
+    static func record(_ decoder: ChangeDecoder, _ row: Row) throws -> Record { try decoder.table.decode(row) }
 
     /// A decoder for `feed`'s committed changes, with the table's change
     /// capture installed on `db` and kept there (and its columns and filter
     /// kept current) for as long as the decoder lives.
-    static func keeping(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
-        let decoder = ChangeDecoder(columns: [], keyColumns: [])
+    static func keeping(_ feed: ChangeFeed<Record>, of table: FeedTable<Record>, on db: Database) throws -> ChangeDecoder {
+        let decoder = ChangeDecoder(table: table, columns: [], keyColumns: [])
         decoder.sidesReadRowID = feed.isKeysOnly
         decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
             let table = try feed.capturedTable(db)
@@ -266,8 +371,8 @@ extension ChangeDecoder {
 
     /// A decoder for `feed`'s checks, inside each statement, with their
     /// triggers installed on `db` and kept there while the decoder lives.
-    static func checking(_ feed: ChangeFeed<Record>, on db: Database) throws -> ChangeDecoder {
-        let decoder = ChangeDecoder(columns: try feed.liveColumns(db), keyColumns: try feed.keyColumns(db))
+    static func checking(_ feed: ChangeFeed<Record>, of table: FeedTable<Record>, on db: Database) throws -> ChangeDecoder {
+        let decoder = ChangeDecoder(table: table, columns: try feed.liveColumns(db), keyColumns: try feed.keyColumns(db))
         decoder.eventName = feed.checkCallbackName
         decoder.keeper = try RuleKeeper.start(on: db, extent: .observerLifetime, onError: nil) { [weak decoder] db in
             let triggers = try feed.checkTriggers(db)

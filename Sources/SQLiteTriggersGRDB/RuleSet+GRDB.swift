@@ -40,6 +40,9 @@ extension RuleSet {
                 + "so its triggers would never fire: install rules on the writer")
         }
         for rule in rules {
+            if let invalidReason = rule.invalidReason {
+                throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "installing rules: " + invalidReason + ": " + rule.sql)
+            }
             if try !db.tableExists(rule.tableName) && !db.viewExists(rule.tableName) {
                 throw DatabaseError(resultCode: .SQLITE_ERROR, message:
                     "rule \"\(rule.name)\" is on \"\(rule.tableName)\", which does not exist: "

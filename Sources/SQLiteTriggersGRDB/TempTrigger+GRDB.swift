@@ -22,6 +22,9 @@ extension TempTrigger {
     /// A read-only connection (a `DatabasePool` reader) is refused: it never
     /// writes, so its triggers would never fire.
     public func execute(_ db: Database) throws {
+        if let invalidReason {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: invalidReason + ": " + sql)
+        }
         if db.configuration.readonly {
             throw DatabaseError(resultCode: .SQLITE_READONLY, message:
                 "rule \"\(name)\": this connection is read-only (a DatabasePool reader) and never writes, "
