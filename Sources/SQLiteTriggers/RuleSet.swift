@@ -5,7 +5,7 @@
 /// let rules = RuleSet {
 ///     Reminder.afterInsertTouch(\.createdAt)
 ///     Reminder.afterUpdateTouch(\.updatedAt)
-///     ReminderTag.createTemporaryTrigger(before: .insert { new in
+///     ReminderTag.createTempTrigger(before: .insert { new in
 ///         .raise(.abort, "Reminders can have a maximum of 5 tags.",
 ///                when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
 ///     })

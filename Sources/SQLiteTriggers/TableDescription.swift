@@ -74,7 +74,7 @@ public protocol AnyColumnDescription: Sendable {
 /// `"new"."title"`.
 ///
 /// ```swift
-/// Reminder.createTemporaryTrigger(after: .update(when: { old, new in new.title != old.title }) { old, new in
+/// Reminder.createTempTrigger(after: .update(when: { old, new in new.title != old.title }) { old, new in
 ///     .callback("reminderRenamed", new.id, old.title, new.title)
 /// })
 /// ```

@@ -75,7 +75,7 @@ public struct TriggerEvent<Table: TableDescription> {
 /// `execute(_:)` (SQLiteTriggersGRDB) runs it.
 ///
 /// ```swift
-/// let trigger = Reminder.createTemporaryTrigger(after: .delete { old in .callback("deleted", old.id) })
+/// let trigger = Reminder.createTempTrigger(after: .delete { old in .callback("deleted", old.id) })
 /// print(trigger.sql)
 /// ```
 public struct TempTrigger: Sendable, CustomStringConvertible {
@@ -104,7 +104,7 @@ public struct TempTrigger: Sendable, CustomStringConvertible {
     }
 
     /// A TEMP trigger written elsewhere, as SQL: by hand, or by another
-    /// library's trigger builder (StructuredQueries' `createTemporaryTrigger`
+    /// library's trigger builder (StructuredQueries' `createTempTrigger`
     /// renders one), so that it joins a ``RuleSet`` and is checked against
     /// the live schema and kept across migrations like ours.
     ///
@@ -203,16 +203,16 @@ public enum TriggerTiming: String, Sendable {
 extension TableDescription {
     /// A TEMP trigger that runs before each change `event` describes:
     /// where a rule refuses a change (`.raise`) before it happens. See
-    /// ``createTemporaryTrigger(_:ifNotExists:after:)`` for naming and
+    /// ``createTempTrigger(_:ifNotExists:after:)`` for naming and
     /// installation.
     ///
     /// ```swift
-    /// let atMostFiveTags = ReminderTag.createTemporaryTrigger(before: .insert { new in
+    /// let atMostFiveTags = ReminderTag.createTempTrigger(before: .insert { new in
     ///     .raise(.abort, "Reminders can have a maximum of 5 tags.",
     ///            when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
     /// })
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, before event: TriggerEvent<Self>) -> TempTrigger {
+    public static func createTempTrigger(_ name: String? = nil, ifNotExists: Bool = false, before event: TriggerEvent<Self>) -> TempTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .before, event)
     }
 
@@ -232,12 +232,12 @@ extension TableDescription {
     /// installing it twice fails unless `ifNotExists` is true.
     ///
     /// ```swift
-    /// let neverEmpty = RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+    /// let neverEmpty = RemindersList.createTempTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
     ///     RemindersList.insert { $0.title = "Reminders" }
     /// })
     /// print(neverEmpty.sql)   // CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_delete_…" AFTER DELETE ON …
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, after event: TriggerEvent<Self>) -> TempTrigger {
+    public static func createTempTrigger(_ name: String? = nil, ifNotExists: Bool = false, after event: TriggerEvent<Self>) -> TempTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .after, event)
     }
 
@@ -246,11 +246,11 @@ extension TableDescription {
     ///
     /// ```swift
     /// @TriggerTable("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
-    /// let renameThroughView = ReminderTitle.createTemporaryTrigger(insteadOf: .update { _, new in
+    /// let renameThroughView = ReminderTitle.createTempTrigger(insteadOf: .update { _, new in
     ///     Reminder.update { $0.title = new.title }.find(new.id)
     /// })
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, ifNotExists: Bool = false, insteadOf event: TriggerEvent<Self>) -> TempTrigger {
+    public static func createTempTrigger(_ name: String? = nil, ifNotExists: Bool = false, insteadOf event: TriggerEvent<Self>) -> TempTrigger {
         temporaryTrigger(name, ifNotExists: ifNotExists, .insteadOf, event)
     }
 
@@ -263,7 +263,7 @@ extension TableDescription {
         precondition(!event.body.isEmpty, "SQLiteTriggers: a trigger body needs at least one statement")
         // Tables are named with their schema, so that a TEMP table of the
         // same name cannot capture the trigger; views are not, so that a
-        // TEMP view (createTemporaryView) is found as well as a main one.
+        // TEMP view (createTempView) is found as well as a main one.
         let target = timing == .insteadOf ? SQLQuoting.identifier(tableName) : qualifiedTableName
         var lines = ["\(timing.rawValue) \(event.clause) ON \(target)", "FOR EACH ROW"]
         if let condition = event.when { lines.append("WHEN \(condition)") }

@@ -4,7 +4,7 @@
 ///
 /// ```swift
 /// @TriggerTable("reminderTitles") struct ReminderTitle { var id: UUID; var title: String }
-/// let view = ReminderTitle.createTemporaryView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
+/// let view = ReminderTitle.createTempView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
 ///     view.id = reminder.id
 ///     view.title = reminder.title
 /// }
@@ -33,12 +33,12 @@ extension TableDescription {
     /// this TEMP view.
     ///
     /// ```swift
-    /// let openTitles = ReminderTitle.createTemporaryView(from: Reminder.self) { view, reminder in
+    /// let openTitles = ReminderTitle.createTempView(from: Reminder.self) { view, reminder in
     ///     view.id = reminder.id
     ///     view.title = reminder.title.upper()
     /// }
     /// ```
-    public static func createTemporaryView<Source: TableDescription>(
+    public static func createTempView<Source: TableDescription>(
         from source: Source.Type,
         where condition: ((TriggerRow<Source>) -> TypedSQL<Bool>)? = nil,
         _ assign: (inout ColumnAssignments<Self>, TriggerRow<Source>) -> Void

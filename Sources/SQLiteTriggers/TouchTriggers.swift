@@ -13,7 +13,7 @@ import Foundation
 /// `PRAGMA recursive_triggers = ON`, and with a pinned clock.
 ///
 /// ```swift
-/// let touch = Reminder.createTemporaryTrigger(after: .touch(of: \.title, \.notes) { $0.updatedAt = .now })
+/// let touch = Reminder.createTempTrigger(after: .touch(of: \.title, \.notes) { $0.updatedAt = .now })
 /// ```
 public struct TouchEvent<Table: TableDescription> {
     let event: TriggerEvent<Table>
@@ -76,9 +76,9 @@ extension TableDescription {
     /// A touch trigger; see ``TouchEvent``.
     ///
     /// ```swift
-    /// let touch = Reminder.createTemporaryTrigger(after: .touch { $0.updatedAt = .now })
+    /// let touch = Reminder.createTempTrigger(after: .touch { $0.updatedAt = .now })
     /// ```
-    public static func createTemporaryTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TempTrigger {
+    public static func createTempTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TempTrigger {
         let stamp = temporaryTrigger(name, ifNotExists: false, .after, touch.event)
         guard touch.isInsert else { return stamp }
         // The companion: an UPDATE that blanks a stamp gets the old one back.
@@ -99,7 +99,7 @@ extension TableDescription {
     /// Reminder.afterUpdateTouch { $0.updatedAt = .now }
     /// ```
     public static func afterUpdateTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TempTrigger {
-        createTemporaryTrigger(name, after: .touch(assign))
+        createTempTrigger(name, after: .touch(assign))
     }
 
     /// `afterUpdateTouch` for one date column, set to `datetime_subsec()`.
@@ -124,7 +124,7 @@ extension TableDescription {
     /// Reminder.afterInsertTouch { $0.createdAt = .now }
     /// ```
     public static func afterInsertTouch(_ name: String? = nil, _ assign: (inout ColumnAssignments<Self>) -> Void) -> TempTrigger {
-        createTemporaryTrigger(name, after: .insertTouch(assign))
+        createTempTrigger(name, after: .insertTouch(assign))
     }
 
     /// `afterInsertTouch` for one date column, set to `datetime_subsec()`.

@@ -65,7 +65,7 @@ extension TypedSQL {
     /// ```swift
     /// @TriggerTable("notes") struct Note { var id: UUID?; var title: String }
     /// @CallbackEvent struct NoteAdded: Sendable { var id: UUID; var title: String }
-    /// let added = Note.createTemporaryTrigger(after: .insert { new in
+    /// let added = Note.createTempTrigger(after: .insert { new in
     ///     NoteAdded.callback(id: new.id.unwrapped(), title: new.title)
     /// })
     /// ```

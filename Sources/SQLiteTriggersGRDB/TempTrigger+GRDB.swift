@@ -95,7 +95,7 @@ extension TempView {
     /// Creates the view on this connection (readers too: a view only reads).
     ///
     /// ```swift
-    /// try ReminderTitle.createTemporaryView(from: Reminder.self) { view, reminder in
+    /// try ReminderTitle.createTempView(from: Reminder.self) { view, reminder in
     ///     view.id = reminder.id
     ///     view.title = reminder.title
     /// }.execute(db)

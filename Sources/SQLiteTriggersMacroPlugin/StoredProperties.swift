@@ -13,9 +13,9 @@ struct StoredProperty {
 
 /// The struct's stored instance properties, minus computed ones, lazy ones
 /// and those marked `@TriggerIgnored` (or StructuredQueries' `@Ephemeral`).
-/// A column group (StructuredQueries' `@Columns`) is refused. Properties without a readable type get a
-/// diagnostic (with a fix-it when the initializer tells the type) and are
-/// left out.
+/// A column group (StructuredQueries' `@Columns`) is refused. A property's
+/// type is its annotation or its literal initializer's; others get a
+/// diagnostic and are left out.
 func storedProperties(of declaration: some DeclGroupSyntax, in context: some MacroExpansionContext) -> [StoredProperty] {
     var properties: [StoredProperty] = []
     for member in declaration.memberBlock.members {
@@ -36,7 +36,11 @@ func storedProperties(of declaration: some DeclGroupSyntax, in context: some Mac
             if isComputed(binding) { continue }
             let name = identifier.identifier.trimmedDescription      // `select` keeps its backticks
             let unquotedName = name.filter { $0 != "`" }
-            guard let type = binding.typeAnnotation?.type.trimmed else {
+            // `var title = ""` (as StructuredQueries' @Table allows): a
+            // literal says the type as Swift infers it; anything else must be
+            // annotated.
+            let literalType = inferredType(of: binding.initializer).map { TypeSyntax(IdentifierTypeSyntax(name: .identifier($0))) }
+            guard let type = binding.typeAnnotation?.type.trimmed ?? literalType else {
                 diagnoseMissingType(binding, name: unquotedName, in: context)
                 continue
             }
@@ -103,7 +107,7 @@ func stringLiteral(_ expression: ExprSyntax, macro: String, in context: some Mac
     return nil
 }
 
-/// The type a literal initializer implies, for the fix-it.
+/// The type Swift infers for a literal initializer.
 private func inferredType(of initializer: InitializerClauseSyntax?) -> String? {
     switch initializer?.value.kind {
     case .stringLiteralExpr: "String"
@@ -115,18 +119,7 @@ private func inferredType(of initializer: InitializerClauseSyntax?) -> String? {
 }
 
 private func diagnoseMissingType(_ binding: PatternBindingSyntax, name: String, in context: some MacroExpansionContext) {
-    var fixIts: [FixIt] = []
-    if let type = inferredType(of: binding.initializer) {
-        let annotated = binding
-            .with(\.pattern, binding.pattern.with(\.trailingTrivia, []))
-            .with(\.typeAnnotation, TypeAnnotationSyntax(
-                colon: .colonToken(trailingTrivia: .space),
-                type: IdentifierTypeSyntax(name: .identifier(type), trailingTrivia: .space)))
-        fixIts.append(FixIt(
-            message: MacroFixIt(message: "Insert ': \(type)'"),
-            changes: [.replace(oldNode: Syntax(binding), newNode: Syntax(annotated))]))
-    }
-    context.diagnose(Diagnostic(node: binding.pattern, message: MacroDiagnostic.missingType(property: name), fixIts: fixIts))
+    context.diagnose(Diagnostic(node: binding.pattern, message: MacroDiagnostic.missingType(property: name)))
 }
 
 /// `public` or `package` when the struct is, so the generated members are

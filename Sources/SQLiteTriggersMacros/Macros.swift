@@ -5,7 +5,7 @@
 /// ```swift
 /// @TriggerTable struct Reminder {
 ///     let id: UUID
-///     var title: String       // `var title = ""` is an error, with a fix-it adding `: String`
+///     var title = ""          // a literal says the type; `var dueDate = Date()` needs `: Date`
 ///     var updatedAt: Date?
 /// }
 /// @TriggerTable("remindersLists") struct RemindersList { let id: UUID; var title: String }
@@ -42,7 +42,7 @@ public macro TriggerIgnored() = #externalMacro(module: "SQLiteTriggersMacroPlugi
 /// ```swift
 /// @CallbackEvent struct ReminderCompleted { var id: UUID; var title: String }
 ///
-/// Reminder.createTemporaryTrigger(after: .update(of: \.status) { _, new in
+/// Reminder.createTempTrigger(after: .update(of: \.status) { _, new in
 ///     ReminderCompleted.callback(id: new.id, title: new.title)
 /// })
 /// try db.observe(ReminderCompleted.self) { event in print(event.title) }

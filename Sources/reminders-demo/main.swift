@@ -27,17 +27,17 @@ import SQLiteTriggersMacros
 let rules = RuleSet([
     Reminder.afterInsertTouch(\.createdAt),
     Reminder.afterUpdateTouch(\.updatedAt),
-    RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+    RemindersList.createTempTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
         RemindersList.insert { $0.title = "Reminders" }
     }),
-    RemindersList.createTemporaryTrigger(after: .insert { new in
+    RemindersList.createTempTrigger(after: .insert { new in
         RemindersList.update { $0.position = RemindersList.count() - 1 }.find(new.id)
     }),
-    ReminderTag.createTemporaryTrigger(before: .insert { new in
+    ReminderTag.createTempTrigger(before: .insert { new in
         .raise(.abort, "Reminders can have a maximum of 5 tags.",
                when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
     }),
-    Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
+    Reminder.createTempTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
         ReminderCompleted.callback(id: new.id, title: new.title)
     }),
 ])

@@ -435,17 +435,17 @@ struct BenchTag: TableDescription {
 let builtRules = RuleSet {
     BenchReminder.afterInsertTouch(\.createdAt)
     BenchReminder.afterUpdateTouch(\.updatedAt)
-    BenchList.createTemporaryTrigger(after: .delete(when: { _ in !BenchList.exists() }) { _ in
+    BenchList.createTempTrigger(after: .delete(when: { _ in !BenchList.exists() }) { _ in
         BenchList.insert { $0.title = "Reminders" }
     })
-    BenchList.createTemporaryTrigger(after: .insert { new in
+    BenchList.createTempTrigger(after: .insert { new in
         BenchList.update { $0.position = BenchList.count() - 1 }.find(new.id)
     })
-    BenchTag.createTemporaryTrigger(before: .insert { new in
+    BenchTag.createTempTrigger(before: .insert { new in
         .raise(.abort, "Reminders can have a maximum of 5 tags.",
                when: BenchTag.count { $0.reminderID == new.reminderID } >= 5)
     })
-    BenchReminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
+    BenchReminder.createTempTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
         .callback("reminderCompleted", new.id, new.title)
     })
 }

@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func caseExpressions() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert {
                 $0.text = SQLCase(new.status).when(0, then: "open").when(1, then: "done").else("other")
                 $0.count = SQLCase().when(coalesce(new.priority, 0) > 2, then: 1).else(0)
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func textFunctionsRangesAndPatterns() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert(when: { new in
+        let trigger = Reminder.createTempTrigger(after: .insert(when: { new in
             new.title.glob("*!") || coalesce(new.priority, 0).between(1, and: 3)
         }) { new in
             Note.insert { $0.text = new.title.trim().lower() + "|" + new.title.upper().substr(1, 3) + "|" + new.title.replace("!", "?") }
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func numbersRound() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert { $0.text = TypedSQL<Double>(sql: "\(coalesce(new.priority, 0)) / 3.0").round(2).typeof() }
             Note.insert { $0.count = TypedSQL<Int>(sql: "CAST(\(TypedSQL<Double>(sql: "\(coalesce(new.priority, 0)) / 3.0").round(2)) * 100 AS INTEGER)") }
         })
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func json() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert { $0.text = jsonObject(["title": new.title, "priority": new.priority, "flagged": new.isFlagged]) }
             Note.insert { $0.text = jsonArray(new.title, 1, "two") }
             Note.insert { $0.text = coalesce(new.notes.jsonExtract("$.city", as: String.self), "nowhere") }
@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func datesAndOurUUIDFunctions() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert { $0.text = coalesce(new.dueDate.modified("+1 day", "start of day"), .now).asText; $0.at = new.dueDate.modified("+90 minutes") }
             Note.insert { $0.text = coalesce(new.dueDate.strftime("%Y-%m"), ""); $0.count = TypedSQL<Int>(sql: "CAST(\(new.dueDate.unixepoch()) AS INTEGER)") }
             Note.insert { $0.text = coalesce(new.id.uuidText(), ""); $0.count = coalesce(new.id.uuidVersion(), 0) }
@@ -176,7 +176,7 @@ import Testing
     }
 
     @Test func subqueriesAggregatesAndMembership() throws {
-        let trigger = RemindersList.createTemporaryTrigger(after: .insert { new in
+        let trigger = RemindersList.createTempTrigger(after: .insert { new in
             RemindersList.update { $0.position = RemindersList.aggregate { coalesce($0.position.max(), -1) + 1 } }.find(new.id)
             Note.insert {
                 $0.text = coalesce(RemindersList.select { $0.title }.where { $0.id != new.id }.order(by: { $0.position }, descending: true).limit(1).value, "none")
@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func insertOrAndUpserts() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Tag.insert(or: .ignore) { $0.id = new.id; $0.title = "first" }
             Tag.insert(or: .ignore) { $0.id = new.id; $0.title = "ignored" }
             Note.insert { $0.id = new.id; $0.text = new.title; $0.count = 1 }
@@ -262,7 +262,7 @@ import Testing
     }
 
     @Test func updateFromDeleteAndSelectStatements() throws {
-        let trigger = RemindersList.createTemporaryTrigger(after: .update(of: \.title) { _, new in
+        let trigger = RemindersList.createTempTrigger(after: .update(of: \.title) { _, new in
             Reminder.update(from: RemindersList.self, where: { reminder, list in
                 reminder.remindersListID == list.id && list.id == new.id
             }) { reminder, list in reminder.notes = "in " + list.title }
@@ -306,9 +306,9 @@ import Testing
     }
 
     @Test func touchesCompose() throws {
-        let retitled = Reminder.createTemporaryTrigger(after: .touch(of: \.title, when: { old, _ in old.status == 0 }) { $0.updatedAt = .now })
-        let created = Reminder.createTemporaryTrigger(after: .insertTouch(when: { new in new.status == 0 }) { $0.createdAt = .now })
-        let parent = Reminder.createTemporaryTrigger(after: .update(of: \.status) { _, new in
+        let retitled = Reminder.createTempTrigger(after: .touch(of: \.title, when: { old, _ in old.status == 0 }) { $0.updatedAt = .now })
+        let created = Reminder.createTempTrigger(after: .insertTouch(when: { new in new.status == 0 }) { $0.createdAt = .now })
+        let parent = Reminder.createTempTrigger(after: .update(of: \.status) { _, new in
             RemindersList.touch { $0.title = "Changed" }.where { $0.id == new.remindersListID }
         })
         assertInlineSnapshot(of: retitled.sql, as: .lines) {
@@ -353,7 +353,7 @@ import Testing
     }
 
     @Test func typedRawSQL() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert { $0.text = TypedSQL<String>(sql: "printf('%s (%d) %s', \(new.title), \(coalesce(new.priority, 0)), \("it's"))") }
             TriggerStatement(sql: "INSERT INTO \(Note.self) (\(Note.TriggerColumns.text)) VALUES (\(new.title + "!"))")
         })
@@ -378,11 +378,11 @@ import Testing
     }
 
     @Test func aTemporaryViewWithInsteadOfTriggers() throws {
-        let view = OpenReminder.createTemporaryView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
+        let view = OpenReminder.createTempView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
             view.id = reminder.id
             view.title = reminder.title.upper()
         }
-        let close = OpenReminder.createTemporaryTrigger(insteadOf: .delete { old in
+        let close = OpenReminder.createTempTrigger(insteadOf: .delete { old in
             Reminder.update { $0.status = 1 }.find(old.id)
         })
         assertInlineSnapshot(of: view.sql, as: .lines) {
@@ -407,7 +407,7 @@ import Testing
     }
 
     @Test func aTempTableOfTheSameNameCannotCaptureATrigger() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in Note.insert { $0.text = new.title } })
+        let trigger = Reminder.createTempTrigger(after: .insert { new in Note.insert { $0.text = new.title } })
         let texts = try dbQueue.write { db in
             try db.execute(sql: "CREATE TEMP TABLE reminders(title TEXT)")
             try trigger.execute(db)

@@ -43,7 +43,7 @@ import Testing
         let diagnostics = try typecheck("""
             let touch = Item.afterUpdateTouch { $0.updatedAt = .now }
             let fixed = Item.afterUpdateTouch { $0.updatedAt = .frozen(Date(timeIntervalSince1970: 0)) }
-            let trigger = Item.createTemporaryTrigger(after: .insert(when: { new in new.title == "x" }) { new in
+            let trigger = Item.createTempTrigger(after: .insert(when: { new in new.title == "x" }) { new in
                 .callback("inserted", new.id, new.title)
             })
             """)
@@ -55,7 +55,7 @@ import Testing
         #expect(assigned?.contains("use .now for the time the trigger fires, or .frozen(date) for a fixed instant") == true,
                 "the diagnostic names the right spellings: \(assigned ?? "compiled")")
         let compared = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .update(when: { old, new in new.updatedAt == Date() }) { _, new in
+            let t = Item.createTempTrigger(after: .update(when: { old, new in new.updatedAt == Date() }) { _, new in
                 .callback("x", new.id)
             })
             """)
@@ -64,63 +64,63 @@ import Testing
 
     @Test func updateOfTakesColumnsOnly() throws {
         let control = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .update(of: \\.title, \\.updatedAt) { _, new in .callback("x", new.id) })
+            let t = Item.createTempTrigger(after: .update(of: \\.title, \\.updatedAt) { _, new in .callback("x", new.id) })
             """)
         #expect(control == nil, "\(control ?? "")")
         let notAColumn = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .update(of: \\.title.name) { _, new in .callback("x", new.id) })
+            let t = Item.createTempTrigger(after: .update(of: \\.title.name) { _, new in .callback("x", new.id) })
             """)
         #expect(notAColumn != nil, "a key path that is not a column must not compile (it trapped at run time before)")
         let missing = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .update(of: \\.archivedAt) { _, new in .callback("x", new.id) })
+            let t = Item.createTempTrigger(after: .update(of: \\.archivedAt) { _, new in .callback("x", new.id) })
             """)
         #expect(missing?.contains("archivedAt") == true, "\(missing ?? "compiled")")
     }
 
     @Test func typedRawSQLRefusesADate() throws {
         let control = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .insert { new in TriggerStatement(sql: "SELECT \\(new.title), \\(1), \\(Item.self)") })
+            let t = Item.createTempTrigger(after: .insert { new in TriggerStatement(sql: "SELECT \\(new.title), \\(1), \\(Item.self)") })
             """)
         #expect(control == nil, "\(control ?? "")")
         let date = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .insert { new in TriggerStatement(sql: "SELECT \\(Date())") })
+            let t = Item.createTempTrigger(after: .insert { new in TriggerStatement(sql: "SELECT \\(Date())") })
             """)
         #expect(date != nil, "a Swift Date interpolated into SQL must not compile")
     }
 
     @Test func aTouchEventIsForAfterTriggersOnly() throws {
         let before = try typecheck("""
-            let t = Item.createTemporaryTrigger(before: .touch { $0.updatedAt = .now })
+            let t = Item.createTempTrigger(before: .touch { $0.updatedAt = .now })
             """)
         #expect(before != nil, "a BEFORE touch must not compile: it would change the row SQLite is writing")
     }
 
     @Test func mismatchedTypesDoNotCompile() throws {
         let textAsNumber = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .insert(when: { new in new.title == 1 }) { new in .callback("x", new.id) })
+            let t = Item.createTempTrigger(after: .insert(when: { new in new.title == 1 }) { new in .callback("x", new.id) })
             """)
         #expect(textAsNumber != nil, "a text column compared with an integer must not compile")
         let textIntoUUID = try typecheck("""
-            let t = Item.createTemporaryTrigger(after: .insert { new in Item.update { $0.id = new.title }.find(new.id) })
+            let t = Item.createTempTrigger(after: .insert { new in Item.update { $0.id = new.title }.find(new.id) })
             """)
         #expect(textIntoUUID != nil, "a String expression assigned to a UUID column must not compile")
     }
 
     @Test func typedEventsCheckTheirPayload() throws {
         let control = try typecheck("""
-            let trigger = Item.createTemporaryTrigger(after: .insert { new in
+            let trigger = Item.createTempTrigger(after: .insert { new in
                 ItemAdded.callback(id: new.id, title: new.title)
             })
             """, prelude: Self.macroPrelude)
         #expect(control == nil, "\(control ?? "")")
         let swapped = try typecheck("""
-            let trigger = Item.createTemporaryTrigger(after: .insert { new in
+            let trigger = Item.createTempTrigger(after: .insert { new in
                 ItemAdded.callback(id: new.title, title: new.title)
             })
             """, prelude: Self.macroPrelude)
         #expect(swapped?.contains("TypedSQL<UUID>") == true, "a String column where the event wants a UUID must not compile: \(swapped ?? "compiled")")
         let missing = try typecheck("""
-            let trigger = Item.createTemporaryTrigger(after: .insert { new in ItemAdded.callback(id: new.id) })
+            let trigger = Item.createTempTrigger(after: .insert { new in ItemAdded.callback(id: new.id) })
             """, prelude: Self.macroPrelude)
         #expect(missing != nil, "a missing field must not compile")
     }

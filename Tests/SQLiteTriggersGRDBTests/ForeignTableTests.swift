@@ -143,7 +143,7 @@ import Testing
 
     // MARK: - Rules written as SQL
 
-    /// The shape StructuredQueries' `createTemporaryTrigger(...).query`
+    /// The shape StructuredQueries' `createTempTrigger(...).query`
     /// renders (0.37.0: TEMPORARY, a quoted name with the call site, an
     /// unqualified table, FOR EACH ROW, one statement per line).
     static let structuredQueriesStyleTouch = """

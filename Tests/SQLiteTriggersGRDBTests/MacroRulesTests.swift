@@ -14,7 +14,7 @@ import Testing
 @Suite struct UnwrappedOptionalTests {
     @Test func anOptionalKeyFeedsATypedEventThroughUnwrapped() throws {
         let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
-        let trigger = AutoNote.createTemporaryTrigger(after: .insert { new in
+        let trigger = AutoNote.createTempTrigger(after: .insert { new in
             AutoNoteAdded.callback(id: new.id.unwrapped(), title: new.title)
         })
         #expect(trigger.sql.contains("swift_callback('autoNoteAdded', \"new\".\"id\", \"new\".\"title\")"))

@@ -65,7 +65,7 @@ enum Fuzzed: TableDescription {
         for _ in 0..<200 {
             let (value, bytes) = Self.randomCase(&generator)
             let (table, _, text, data) = Fuzzed.names
-            let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
+            let trigger = Fuzzed.createTempTrigger(after: .insert(when: { new in new.key == 1 }) { new in
                 Fuzzed.insert { $0.key = new.key + 1; $0.text = .value(value); $0.data = .value(bytes) }
                 Fuzzed.update { $0.text = $0.text + "!" }.where { $0.key == 2 && $0.text == .value(value) }
             })
@@ -92,7 +92,7 @@ enum Fuzzed: TableDescription {
         for _ in 0..<200 {
             let (value, bytes) = Self.randomCase(&generator)
             let (table, _, text, data) = Fuzzed.names
-            let trigger = Fuzzed.createTemporaryTrigger(after: .insert(when: { new in new.key == 1 }) { new in
+            let trigger = Fuzzed.createTempTrigger(after: .insert(when: { new in new.key == 1 }) { new in
                 Fuzzed.insert { $0.key = 2; $0.text = SQLCase(new.key).when(1, then: value).else("") }
                     .onConflict(\.key) { row, excluded in row.text = excluded.text }
                 TriggerStatement(sql: "UPDATE \(Fuzzed.self) SET \(Fuzzed.TriggerColumns.data) = \(bytes) WHERE \(Fuzzed.TriggerColumns.key) = \(2)")

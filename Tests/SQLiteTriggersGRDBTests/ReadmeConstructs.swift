@@ -19,7 +19,7 @@ enum ReadmeConstructs {
 
     // BEGIN README constructs
     static let triggers: [TempTrigger] = [
-        Reminder.createTemporaryTrigger(after: .insert(when: { new in
+        Reminder.createTempTrigger(after: .insert(when: { new in
             new.title.glob("*[a-z]*") && coalesce(new.priority, 0).between(0, and: 9) && new.id.notIn(ReminderTag.select { $0.reminderID })
         }) { new in
             // Expressions: CASE, functions, JSON, dates, subqueries, typed raw SQL
@@ -46,20 +46,20 @@ enum ReadmeConstructs {
             TriggerStatement(sql: "UPDATE \(Log.self) SET \(Log.TriggerColumns.count) = \(7) WHERE \(Log.TriggerColumns.text) = 'open'")
         }),
         // Touches: on the row, after an UPDATE of some columns or after an INSERT; on any table, as a statement
-        Reminder.createTemporaryTrigger(after: .touch(of: \.title, when: { old, _ in old.status == 0 }) { $0.updatedAt = .now }),
-        Reminder.createTemporaryTrigger(after: .insertTouch { $0.createdAt = .now }),
-        Reminder.createTemporaryTrigger(after: .update(of: \.status) { _, new in
+        Reminder.createTempTrigger(after: .touch(of: \.title, when: { old, _ in old.status == 0 }) { $0.updatedAt = .now }),
+        Reminder.createTempTrigger(after: .insertTouch { $0.createdAt = .now }),
+        Reminder.createTempTrigger(after: .update(of: \.status) { _, new in
             RemindersList.touch { $0.position = 0 }.find(new.remindersListID)
         }),
         // A typed TEMP view, and an INSTEAD OF trigger on it
-        OpenReminder.createTemporaryTrigger(insteadOf: .delete { old in
+        OpenReminder.createTempTrigger(insteadOf: .delete { old in
             Reminder.update { $0.status = 1 }.find(old.id)
         }),
     ]
     // END README constructs
 
     // BEGIN README constructs view
-    static let openReminders = OpenReminder.createTemporaryView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
+    static let openReminders = OpenReminder.createTempView(from: Reminder.self, where: { $0.status == 0 }) { view, reminder in
         view.id = reminder.id
         view.title = reminder.title
     }

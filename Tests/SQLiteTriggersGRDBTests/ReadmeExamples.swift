@@ -23,20 +23,20 @@ enum ReadmeRules {
         Reminder.afterInsertTouch(\.createdAt)
         Reminder.afterUpdateTouch(\.updatedAt)
         // 2. Never an empty list table.
-        RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+        RemindersList.createTempTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
             RemindersList.insert { $0.title = "Reminders" }
         })
         // 3. New lists go last.
-        RemindersList.createTemporaryTrigger(after: .insert { new in
+        RemindersList.createTempTrigger(after: .insert { new in
             RemindersList.update { $0.position = RemindersList.count() - 1 }.find(new.id)
         })
         // 4. At most 5 tags per reminder.
-        ReminderTag.createTemporaryTrigger(before: .insert { new in
+        ReminderTag.createTempTrigger(before: .insert { new in
             .raise(.abort, "Reminders can have a maximum of 5 tags.",
                    when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
         })
         // 5. Tell the app when a reminder is completed.
-        Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
+        Reminder.createTempTrigger(after: .update(of: \.status, when: { old, new in new.status == 1 && old.status != 1 }) { _, new in
             ReminderCompleted.callback(id: new.id, title: new.title)
         })
     }

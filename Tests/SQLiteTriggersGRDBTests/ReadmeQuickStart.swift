@@ -24,10 +24,10 @@ enum QuickStart {
     static let rules = RuleSet {
         Reminder.afterInsertTouch(\.createdAt)                      // stamps; a record update keeps it
         Reminder.afterUpdateTouch(\.updatedAt)
-        Reminder.createTemporaryTrigger(before: .update(of: \.title) { _, new in
+        Reminder.createTempTrigger(before: .update(of: \.title) { _, new in
             .raise(.abort, "A title cannot be empty.", when: new.title == "")   // RAISE rule
         })
-        Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in
+        Reminder.createTempTrigger(after: .update(of: \.status, when: { old, new in
             new.status == 1 && old.status != 1
         }) { _, new in
             ReminderCompleted.callback(id: new.id, title: new.title)   // typed: a String id won't compile

@@ -111,20 +111,20 @@ enum ReminderRules {
     static let stampCreatedAt = Reminder.afterInsertTouch(\.createdAt)
     static let stampUpdatedAt = Reminder.afterUpdateTouch(\.updatedAt)
 
-    static let neverEmpty = RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+    static let neverEmpty = RemindersList.createTempTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
         RemindersList.insert { $0.title = "Reminders" }
     })
 
-    static let newListsGoLast = RemindersList.createTemporaryTrigger(after: .insert { new in
+    static let newListsGoLast = RemindersList.createTempTrigger(after: .insert { new in
         RemindersList.update { $0.position = RemindersList.count() - 1 }.find(new.id)
     })
 
-    static let atMostFiveTags = ReminderTag.createTemporaryTrigger(before: .insert { new in
+    static let atMostFiveTags = ReminderTag.createTempTrigger(before: .insert { new in
         .raise(.abort, "Reminders can have a maximum of 5 tags.",
                when: ReminderTag.count { $0.reminderID == new.reminderID } >= 5)
     })
 
-    static let completionCallback = Reminder.createTemporaryTrigger(after: .update(of: \.status, when: { old, new in
+    static let completionCallback = Reminder.createTempTrigger(after: .update(of: \.status, when: { old, new in
         new.status == 1 && old.status != 1
     }) { _, new in
         .callback("reminderCompleted", new.id, new.title)

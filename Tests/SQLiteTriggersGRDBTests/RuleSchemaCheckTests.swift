@@ -13,7 +13,7 @@ import Testing
         let cases: [(TempTrigger, String)] = [
             (Note.afterUpdateTouch(\.archivedAt), "no such column: new.archivedAt"),
             (Note.afterInsertTouch(\.archivedAt), "no such column: new.archivedAt"),
-            (Note.createTemporaryTrigger(after: .delete { old in .callback("deleted", old.archivedAt) }), "no such column: old.archivedAt"),
+            (Note.createTempTrigger(after: .delete { old in .callback("deleted", old.archivedAt) }), "no such column: old.archivedAt"),
         ]
         for (rule, reason) in cases {
             let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
@@ -35,7 +35,7 @@ import Testing
         let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
         try dbQueue.write { db throws in
             try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, updatedAt TEXT)")
-            let rule = Note.createTemporaryTrigger(after: .update(of: \.archivedAt) { _, new in .callback("archived", new.id) })
+            let rule = Note.createTempTrigger(after: .update(of: \.archivedAt) { _, new in .callback("archived", new.id) })
             let error = try #require(throws: DatabaseError.self) { try rule.execute(db) }
             #expect(error.message?.contains("UPDATE OF names \"archivedAt\", which the table does not have") == true, "\(error.message ?? "")")
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'") == 0)
@@ -55,7 +55,7 @@ import Testing
             try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, archivedAt TEXT, updatedAt TEXT)")
             try db.execute(sql: "INSERT INTO notes(title) VALUES ('a')")
         }
-        let rule = Note.createTemporaryTrigger(after: .update(of: \.archivedAt) { _, new in .callback("archived", new.id) })
+        let rule = Note.createTempTrigger(after: .update(of: \.archivedAt) { _, new in .callback("archived", new.id) })
         let reported = Locked<[String]>([])
         try RuleSet([rule]).install(in: dbQueue, onError: { error in reported.mutate { $0.append("\(error)") } })
         try dbQueue.write { db in try db.execute(sql: "ALTER TABLE notes DROP COLUMN archivedAt") }

@@ -10,7 +10,7 @@ import Testing
     static let rules = RuleSet {
         Chore.afterInsertTouch(\.createdAt)
         Chore.afterUpdateTouch(\.updatedAt)
-        Chore.createTemporaryTrigger(before: .insert { new in
+        Chore.createTempTrigger(before: .insert { new in
             .raise(.abort, "A chore needs a title.", when: new.title == "")
         })
     }

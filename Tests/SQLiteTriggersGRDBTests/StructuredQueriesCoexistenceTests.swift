@@ -43,7 +43,7 @@ import Testing
             @TriggerColumn("done") var isCompleted: Bool
             @TriggerIgnored var isSelected = false
         }
-        let trigger: TempTrigger = Reminder.createTemporaryTrigger(after: .update(of: \\.isCompleted) { _, new in
+        let trigger: TempTrigger = Reminder.createTempTrigger(after: .update(of: \\.isCompleted) { _, new in
             .callback("completed", new.id)
         })
         let column = ColumnDescription<UUID>("id", primaryKey: true)

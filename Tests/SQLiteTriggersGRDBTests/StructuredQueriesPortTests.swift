@@ -21,7 +21,7 @@ import Testing
 
     /// New lists go after the last one (their "basics").
     @Test func newListsGoAfterTheLast() throws {
-        let trigger = RemindersList.createTemporaryTrigger(after: .insert { new in
+        let trigger = RemindersList.createTempTrigger(after: .insert { new in
             RemindersList.update { $0.position = RemindersList.aggregate { coalesce($0.position.max(), -1) + 1 } }.find(new.id)
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -50,7 +50,7 @@ import Testing
 
     /// Their counter touch (`$0.position += 1`), which terminates here.
     @Test func aCounterTouch() throws {
-        let trigger = RemindersList.createTemporaryTrigger(after: .touch { $0.position = $0.position + 1 })
+        let trigger = RemindersList.createTempTrigger(after: .touch { $0.position = $0.position + 1 })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
             """
             CREATE TEMP TRIGGER IF NOT EXISTS "remindersLists_after_update_touch_387ab87fba887bc6"
@@ -77,7 +77,7 @@ import Testing
     /// `customDate()`, here a function the app registers).
     @Test func dateTouches() throws {
         let standard = Reminder.afterUpdateTouch(\.updatedAt)
-        let custom = Reminder.createTemporaryTrigger(after: .touch { $0.dueDate = TypedSQL<Date?>(sql: "customDate()") })
+        let custom = Reminder.createTempTrigger(after: .touch { $0.dueDate = TypedSQL<Date?>(sql: "customDate()") })
         assertInlineSnapshot(of: custom.sql, as: .lines) {
             """
             CREATE TEMP TRIGGER IF NOT EXISTS "reminders_after_update_touch_6fe0bcb23e36e16c"
@@ -108,7 +108,7 @@ import Testing
     /// set on any update, as a plain UPDATE of the whole table (their
     /// example has no WHERE); `afterUpdateTouch` is what one wants instead.
     @Test func aWholeTableUpdate() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .update { _, _ in
+        let trigger = Reminder.createTempTrigger(after: .update { _, _ in
             Reminder.update { $0.updatedAt = .now }
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -134,7 +134,7 @@ import Testing
 
     /// Three statements in one body: UPDATE with a subquery, DELETE, SELECT.
     @Test func multipleStatements() throws {
-        let trigger = RemindersList.createTemporaryTrigger(after: .insert { new in
+        let trigger = RemindersList.createTempTrigger(after: .insert { new in
             RemindersList.update { $0.position = RemindersList.aggregate { coalesce($0.position.max(), -1) + 1 } }.find(new.id)
             RemindersList.delete { $0.position == 0 }
             RemindersList.select { $0.position }
@@ -165,7 +165,7 @@ import Testing
 
     /// Their non-empty table: a stub list when the last one goes.
     @Test func neverEmpty() throws {
-        let trigger = RemindersList.createTemporaryTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
+        let trigger = RemindersList.createTempTrigger(after: .delete(when: { _ in !RemindersList.exists() }) { _ in
             RemindersList.insert { $0.title = "Personal" }
         })
         let titles = try dbQueue.write { db in
@@ -179,7 +179,7 @@ import Testing
     /// Their Swift call from a trigger (`Values($didInsertReminder(new.id))`),
     /// and their `Values(1)`: a SELECT of expressions.
     @Test func callingTheApp() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             TriggerStatement.select(TypedSQL<Int?>(sql: "didInsertReminder(\(new.id))"))
             TriggerStatement.select(1)    // a line that starts with "." would continue the one above
         })

@@ -47,7 +47,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func comparisonsLogicAndArithmetic() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert(when: { new in
+        let trigger = Reminder.createTempTrigger(after: .insert(when: { new in
             (new.priority == 1 || new.priority > 2) && !(new.title == "skip") && coalesce(new.priority, 0) * 2 + 1 >= 3
         }) { new in
             Note.insert { $0.text = new.title }
@@ -76,7 +76,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func nullTestsInLikeAndIs() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert(when: { new in
+        let trigger = Reminder.createTempTrigger(after: .insert(when: { new in
             (new.priority.isNull && new.title.like("%milk%")) || (new.priority.isNotNull && new.priority.in([7, 8]))
                 || new.notes.is("same")
         }) { new in
@@ -107,7 +107,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func subqueriesCountAndExists() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert(when: { new in
+        let trigger = Reminder.createTempTrigger(after: .insert(when: { new in
             Reminder.exists { $0.title == new.title && $0.id != new.id }
         }) { new in
             Note.insert { $0.text = new.title; $0.count = Reminder.count { $0.title == new.title } }
@@ -133,7 +133,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func ourFunctionsAtFireTime() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert { $0.id = .uuidv7; $0.text = new.title + " at " + TypedSQL<String>(unchecked: "datetime_subsec()"); $0.at = .now }
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -159,7 +159,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func insertFromASelectUpdateAndDelete() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .update(of: \.status) { old, new in
+        let trigger = Reminder.createTempTrigger(after: .update(of: \.status) { old, new in
             Note.insert(from: Reminder.self, where: { $0.status == 1 }) { row, reminder in row.text = reminder.title }
             Note.update { $0.count = $0.count + 10 }.where { $0.text == new.title }
             Note.delete { $0.text == "gone" }
@@ -194,7 +194,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func updateFindUsesThePrimaryKey() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .update(of: \.status) { _, new in
+        let trigger = Reminder.createTempTrigger(after: .update(of: \.status) { _, new in
             Reminder.update { $0.isFlagged = true }.find(new.id)
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -220,13 +220,13 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func raiseActions() throws {
-        let fail = Note.createTemporaryTrigger(before: .insert { new in
+        let fail = Note.createTempTrigger(before: .insert { new in
             .raise(.fail, "no empty notes", when: new.text == "")
         })
-        let ignore = Note.createTemporaryTrigger(before: .insert(when: { new in new.text == "ignored" }) { _ in
+        let ignore = Note.createTempTrigger(before: .insert(when: { new in new.text == "ignored" }) { _ in
             .raise(.ignore)
         })
-        let rollback = Note.createTemporaryTrigger(before: .insert(when: { new in new.text == "rollback" }) { _ in
+        let rollback = Note.createTempTrigger(before: .insert(when: { new in new.text == "rollback" }) { _ in
             .raise(.rollback, "rolled back")
         })
         assertInlineSnapshot(of: [fail.sql, ignore.sql, rollback.sql].joined(separator: "\n"), as: .lines) {
@@ -272,7 +272,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func insteadOfOnAView() throws {
-        let trigger = ReminderTitle.createTemporaryTrigger(insteadOf: .update(of: \.title) { old, new in
+        let trigger = ReminderTitle.createTempTrigger(insteadOf: .update(of: \.title) { old, new in
             Reminder.update { $0.title = new.title }.find(old.id)
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -297,7 +297,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func callbacksCarryTypedValues() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .delete { old in
+        let trigger = Reminder.createTempTrigger(after: .delete { old in
             .callback("reminderDeleted", old.id, old.title, old.priority)
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {
@@ -329,8 +329,8 @@ enum ReminderTitle: TableDescription {
         let touch = Reminder.afterUpdateTouch(\.updatedAt)
         let again = Reminder.afterUpdateTouch(\.updatedAt)
         let other = Reminder.afterUpdateTouch { $0.notes = "touched" }
-        let named = Reminder.createTemporaryTrigger("my trigger", ifNotExists: true, after: .insert { _ in Note.insert { $0.text = "x" } })
-        let strict = Reminder.createTemporaryTrigger("strict", after: .insert { _ in Note.insert { $0.text = "x" } })
+        let named = Reminder.createTempTrigger("my trigger", ifNotExists: true, after: .insert { _ in Note.insert { $0.text = "x" } })
+        let strict = Reminder.createTempTrigger("strict", after: .insert { _ in Note.insert { $0.text = "x" } })
         assertInlineSnapshot(of: [touch.name, other.name, named.name, strict.sql.components(separatedBy: "\n")[0],
                                   named.sql.components(separatedBy: "\n")[0], touch.drop().sql].joined(separator: "\n"), as: .lines) {
             """
@@ -363,7 +363,7 @@ enum ReminderTitle: TableDescription {
 
     @Test func literalsAreInlinedSafely() throws {
         let uuid = UUID(uuidString: "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11")!
-        let trigger = Reminder.createTemporaryTrigger(after: .insert { new in
+        let trigger = Reminder.createTempTrigger(after: .insert { new in
             Note.insert { $0.text = "it's \"quoted\""; $0.count = .value(Int.max) }
             Note.insert { $0.text = .value("tab\tnewline\nend") ; $0.count = TypedSQL<Int>(unchecked: "length(\(Data([0, 255]).sqlLiteral))") }
             Reminder.update { $0.isFlagged = true; $0.remindersListID = .value(uuid) }.where { $0.id == new.id && $0.priority.isNull }
@@ -399,7 +399,7 @@ enum ReminderTitle: TableDescription {
     }
 
     @Test func escapeHatches() throws {
-        let trigger = Reminder.createTemporaryTrigger(after: .insert(when: { new in
+        let trigger = Reminder.createTempTrigger(after: .insert(when: { new in
             TypedSQL<Int>(unchecked: "length(\"new\".\"title\")") > 3
         }) { _ in
             TriggerStatement(unchecked: "INSERT INTO notes(text) VALUES ('long title')")
@@ -437,7 +437,7 @@ enum Weird: TableDescription {
 
 @Suite struct TriggerEdgeCaseTests {
     @Test func columnsNamedWithQuotesAndKeywords() throws {
-        let trigger = Weird.createTemporaryTrigger(after: .insert(when: { new in new.keyword == 1 }) { new in
+        let trigger = Weird.createTempTrigger(after: .insert(when: { new in new.keyword == 1 }) { new in
             Weird.insert { $0.quoted = new.quoted + " again"; $0.keyword = new.keyword + 1 }
         })
         assertInlineSnapshot(of: trigger.sql, as: .lines) {

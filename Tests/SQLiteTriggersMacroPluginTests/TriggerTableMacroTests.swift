@@ -465,21 +465,9 @@ import Testing
             @TriggerTable struct Reminder {
               let id: UUID
               var title = ""
-                  ┬────
-                  ╰─ 🛑 'title' needs a type annotation: the macro reads each column's type from it
-                     ✏️ Insert ': String'
               var count = 0
-                  ┬────
-                  ╰─ 🛑 'count' needs a type annotation: the macro reads each column's type from it
-                     ✏️ Insert ': Int'
               var ratio = 0.5
-                  ┬────
-                  ╰─ 🛑 'ratio' needs a type annotation: the macro reads each column's type from it
-                     ✏️ Insert ': Double'
               var isFlagged = false
-                  ┬────────
-                  ╰─ 🛑 'isFlagged' needs a type annotation: the macro reads each column's type from it
-                     ✏️ Insert ': Bool'
               var createdAt = Date()
                   ┬────────
                   ╰─ 🛑 'createdAt' needs a type annotation: the macro reads each column's type from it
@@ -488,36 +476,27 @@ import Testing
         }
     }
 
-    @Test func theTypeFixItInsertsTheAnnotation() {
+    /// A literal says the type, as Swift infers it (StructuredQueries
+    /// tables are written so).
+    @Test func literalInitializersSayTheType() {
         assertMacro(macros) {
             """
             @TriggerTable struct Reminder {
               let id: UUID
               var title = ""
-            }
-            """
-        } diagnostics: {
-            """
-            @TriggerTable struct Reminder {
-              let id: UUID
-              var title = ""
-                  ┬────
-                  ╰─ 🛑 'title' needs a type annotation: the macro reads each column's type from it
-                     ✏️ Insert ': String'
-            }
-            """
-        } fixes: {
-            """
-            @TriggerTable struct Reminder {
-              let id: UUID
-              var title: String = ""
+              var count = 0
+              var ratio = 0.5
+              var isFlagged = false
             }
             """
         } expansion: {
             """
             struct Reminder {
               let id: UUID
-              var title: String = ""
+              var title = ""
+              var count = 0
+              var ratio = 0.5
+              var isFlagged = false
             }
 
             extension Reminder: SQLiteTriggers.TableDescription {
@@ -528,9 +507,12 @@ import Testing
                 enum TriggerColumns {
                     static let id = SQLiteTriggers.ColumnDescription<UUID>("id", primaryKey: true)
                     static let title = SQLiteTriggers.ColumnDescription<String>("title")
+                    static let count = SQLiteTriggers.ColumnDescription<Int>("count")
+                    static let ratio = SQLiteTriggers.ColumnDescription<Double>("ratio")
+                    static let isFlagged = SQLiteTriggers.ColumnDescription<Bool>("isFlagged")
                 }
                 typealias Columns = TriggerColumns
-                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title]
+                static let allColumns: [any SQLiteTriggers.AnyColumnDescription] = [TriggerColumns.id, TriggerColumns.title, TriggerColumns.count, TriggerColumns.ratio, TriggerColumns.isFlagged]
             }
             """
         }
