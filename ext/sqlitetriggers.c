@@ -35,9 +35,8 @@
 ** Neither is remembered across registrations: registering the extension
 ** again on a connection starts from a live clock and kernel entropy.
 */
-#include "sqlite3ext.h"
-SQLITE_EXTENSION_INIT1
 #include "sqlitetriggers_internal.h"
+SQLITE_EXTENSION_INIT1
 #include "include/sqlitetriggers.h"
 
 #include <assert.h>
@@ -227,6 +226,14 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
   char *zErr = 0;
   int rc;
   if( pzErrMsg ) *pzErrMsg = 0;
+  if( sqlite3_libversion_number() < SQLITETRIGGERS_MIN_SQLITE_VERSION ){
+    if( pzErrMsg ){
+      *pzErrMsg = sqlite3_mprintf("sqlitetriggers: needs SQLite "
+          SQLITETRIGGERS_MIN_SQLITE_TEXT " or later, and this is SQLite %s",
+          sqlite3_libversion());
+    }
+    return SQLITE_ERROR;
+  }
   sqlitetriggers_random_init_once();
   /* Before any function exists (see schema_guard.c). */
   rc = sqlitetriggers_schema_guard(db, "sqlitetriggers", &zErr);

@@ -5,8 +5,27 @@
 #ifndef SQLITETRIGGERS_INTERNAL_H
 #define SQLITETRIGGERS_INTERNAL_H
 
-#include "sqlite3ext.h"
+/*
+** The loadable build calls SQLite through the routines table that .load
+** hands it (sqlite3ext.h).  The linked build (-DSQLITE_CORE, as SwiftPM
+** compiles ext/ into an app) calls the host's SQLite directly and needs
+** only sqlite3.h: Apple's SDKs ship no sqlite3ext.h.
+*/
+#ifdef SQLITE_CORE
+# include <sqlite3.h>
+# define SQLITE_EXTENSION_INIT1
+# define SQLITE_EXTENSION_INIT2(pApi) (void)(pApi)
+# define SQLITE_EXTENSION_INIT3
+#else
+# include "sqlite3ext.h"
+#endif
 SQLITE_EXTENSION_INIT3
+
+/* The oldest SQLite the code calls into: sqlite3_db_name() is new in
+** 3.39.0 (iOS 16, macOS 13).  Registration on an older one fails, naming
+** both versions, before anything calls past the end of its routines. */
+#define SQLITETRIGGERS_MIN_SQLITE_VERSION 3039000
+#define SQLITETRIGGERS_MIN_SQLITE_TEXT "3.39.0"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -90,3 +90,53 @@ case "$prereq_out" in
   *) fail "make test without root names the command that installs what is missing" "the apt-get command" "$prereq_out" ;;
 esac
 check_same "make test without root installs nothing" "$([ -e "$SCRATCH/apt-calls" ] && echo called || echo none)" "none"
+
+# A host whose SQLite is older than the code needs: the loadable library is
+# handed the host's routines with its version faked to 3.38.5 (taken through
+# an auto-extension, as .load would hand them over).  Registration fails,
+# naming both versions, and registers nothing.
+cat > "$SCRATCH/old_host.c" <<'C'
+#define SQLITE_CORE 1         /* a host: its own SQLite, called directly */
+#include <sqlite3ext.h>
+#include <dlfcn.h>
+#include <stdio.h>
+static sqlite3_api_routines routines;
+static int takeRoutines(sqlite3 *db, char **pzErr, const sqlite3_api_routines *pApi){
+  (void)db; (void)pzErr; routines = *pApi; return SQLITE_OK;
+}
+static int oldVersionNumber(void){ return 3038005; }
+static const char *oldVersion(void){ return "3.38.5"; }
+int main(int argc, char **argv){
+  sqlite3 *db; char *zErr = 0; sqlite3_stmt *pStmt = 0; int rc;
+  int (*xInit)(sqlite3*, char**, const sqlite3_api_routines*);
+  void *pLib = dlopen(argv[1], RTLD_NOW);
+  (void)argc;
+  if( pLib==0 ) return 2;
+  *(void**)&xInit = dlsym(pLib, "sqlite3_sqlitetriggers_init");
+  sqlite3_auto_extension((void(*)(void))takeRoutines);
+  sqlite3_open(":memory:", &db);
+  sqlite3_cancel_auto_extension((void(*)(void))takeRoutines);
+  routines.libversion_number = oldVersionNumber;
+  routines.libversion = oldVersion;
+  rc = xInit(db, &zErr, &routines);
+  printf("%d %s\n", rc, zErr ? zErr : "(no message)");
+  printf("%s\n", sqlite3_prepare_v2(db, "SELECT uuid()", -1, &pStmt, 0)==SQLITE_OK ? "uuid() registered" : sqlite3_errmsg(db));
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zErr);
+  return sqlite3_close(db);
+}
+C
+if ${CC:-cc} -o "$SCRATCH/old_host" "$SCRATCH/old_host.c" -lsqlite3 -ldl 2>"$SCRATCH/cc.log"; then
+  check_same "on a SQLite older than 3.39.0, registration fails naming both versions, and registers nothing" \
+    "$("$SCRATCH/old_host" "$PWD/$EXT.so")" \
+    "1 sqlitetriggers: needs SQLite 3.39.0 or later, and this is SQLite 3.38.5
+no such function: uuid"
+else
+  fail "a host with an old SQLite builds" "it compiles" "$(cat "$SCRATCH/cc.log")"
+fi
+
+# The linked build (-DSQLITE_CORE, as SwiftPM compiles ext/) needs sqlite3.h
+# only: Apple's SDKs have no sqlite3ext.h.
+ext_headers=$(for source in ext/*.c; do ${CC:-cc} -DSQLITE_CORE -Iext/include -H -fsyntax-only "$source" 2>&1; done |
+  grep -c 'sqlite3ext\.h')
+check_same "the SQLITE_CORE build includes no sqlite3ext.h" "$ext_headers" "0"
