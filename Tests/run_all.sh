@@ -87,6 +87,7 @@ stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage sanitize bash Tests/sanitize.sh
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
+stage apple env PYTHON="${PYTHON:-python3}" bash Tests/python/apple_shell_suites.sh
 stage arm64 arm64_stage
 stage c32 i386_stage
 stage swift swift_stage

@@ -3,6 +3,7 @@
 #   EXT      the library to .load (default build/libsqlitetriggers)
 #   SQLITE3  the CLI (default sqlite3)
 #   VERBOSE  set to list passing checks too
+#   SUITES   the suites to run, by name (default: every test_*.sh)
 # Prints "shell: N passed, N failed" and exits non-zero on any failure.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +15,13 @@ trap 'rm -rf "$SCRATCH"' EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-for suite in "$here"/test_*.sh; do
+suites=()
+if [ -n "${SUITES:-}" ]; then
+  for name in $SUITES; do suites+=("$here/test_$name.sh"); done
+else
+  suites=("$here"/test_*.sh)
+fi
+for suite in "${suites[@]}"; do
   [ -n "${VERBOSE:-}" ] && echo "== $(basename "$suite")"
   # shellcheck disable=SC1090
   . "$suite"

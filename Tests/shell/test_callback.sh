@@ -209,10 +209,18 @@ args126=$(seq -s, 1 126)
 many=$(sql "SELECT swift_callback('many', $args126) IS NULL;
 SELECT json_array_length(args) FROM swift_callback_log;
 SELECT swift_callback('too many', $args126, 127);" | head -n 3)
-check_same "126 arguments after the name are accepted, 127 are not" "$many" \
+# SQLite before 3.48 refuses a 128th argument to any function when it
+# compiles the call; 3.48 raised that limit, and then swift_callback()
+# refuses it itself when the call runs.
+case "$many" in
   "1
 126
-Parse error near line 4: too many arguments on function swift_callback"
+Parse error near line 4: too many arguments on function swift_callback" | "1
+126
+Runtime error near line 4: swift_callback: at most 126 arguments may follow the name")
+    pass "126 arguments after the name are accepted, 127 are not" ;;
+  *) fail "126 arguments after the name are accepted, 127 are not" "1, 126, then either SQLite's or our refusal" "$many" ;;
+esac
 
 db=$(scratch_db)
 check "a persistent trigger, view or default can never call it, whatever trusted_schema says" \
