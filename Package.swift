@@ -83,7 +83,9 @@ let package = Package(
                 "SQLiteTriggersGRDB",
                 "SQLiteTriggersMacros",
                 .product(name: "InlineSnapshotTesting", package: "swift-snapshot-testing"),
-            ]),
+            ],
+            // Read by path at run time (StructuredQueriesCoexistenceTests).
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "SQLiteTriggersMacroPluginTests",
             dependencies: [

@@ -31,7 +31,7 @@
 **
 ** JOINING THE TRANSACTION
 **   The hook cannot run SQL, and an event must join the transaction that
-**   makes it (callback.c's virtual table, told of every savepoint, commit
+**   makes it (callback_tables.c's virtual table, told of every savepoint, commit
 **   and rollback).  So each captured table has three TEMP triggers, BEFORE
 **   INSERT, UPDATE and DELETE, whose body is
 **     SELECT sqlitetriggers_change_capture('T', MODE, KIND)

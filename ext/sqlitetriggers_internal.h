@@ -132,7 +132,7 @@ int sqlitetriggers_compute_jd(sqlite3_context *ctx, Connection *p, const char *z
 int sqlitetriggers_register_time_functions(sqlite3 *db, Connection *p);
 void sqlitetriggers_time_helper_free(TimeHelper *pHelper);
 
-/* callback.c */
+/* callback*.c: swift_callback() (callback_internal.h lists its files) */
 #define SQLITETRIGGERS_MAX_CALLBACK_ARGS 126
 /* One argument of an event, as read once: from an sqlite3_value
 ** (sqlitetriggers_arg_view_read) or set directly. */

@@ -267,7 +267,7 @@ extension DatabaseWriter {
     /// handing them out a transaction at a time (`onTransaction`: its number
     /// and changes, net when the feed is), or one at a time (`each`, for an
     /// exact feed that needs no grouping). A round holds whole transactions:
-    /// callback.c commits a transaction's events together.
+    /// callback_transaction.c commits a transaction's events together.
     private func startChangeFeed<Record, Element: Sendable, Delivered: Sendable>(
         _ feed: ChangeFeed<Record>,
         of table: FeedTable<Record>,

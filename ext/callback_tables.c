@@ -1,0 +1,352 @@
+/*
+** callback_tables.c: swift_callback_log and temp.swift_callback_pending
+** (their specification is at the top of callback.c).
+**
+** Both read the connection's events with one cursor; the pending table is
+** also the one swift_callback() writes once per transaction to join it,
+** and so the one SQLite reports savepoints, commits and rollbacks to.
+*/
+#include "callback_internal.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+
+typedef struct EventCursor EventCursor;
+struct EventCursor {
+  sqlite3_vtab_cursor base;
+  int iRow;
+};
+
+/* A direct-only table of one of our modules, declared by zDecl. */
+int sqlitetriggers_event_table_declare(sqlite3 *db, void *pAux, const char *zDecl,
+                             int isLog, sqlite3_vtab **ppVtab){
+  EventTable *pTab;
+  int rc = sqlite3_declare_vtab(db, zDecl);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  pTab = sqlite3_malloc(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->p = (Connection*)pAux;
+  pTab->isLog = isLog;
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int eventTableConnect(sqlite3 *db, void *pAux, int argc,
+                             const char *const*argv, sqlite3_vtab **ppVtab,
+                             char **pzErr, int isLog){
+  (void)argc; (void)argv; (void)pzErr;
+  /* The EVENT_COLUMN_... numbers (callback_internal.h) follow this
+  ** declaration. */
+  return sqlitetriggers_event_table_declare(db, pAux,
+      "CREATE TABLE x(seq INTEGER, name TEXT, args TEXT, tx INTEGER)", isLog, ppVtab);
+}
+
+static int logConnect(sqlite3 *db, void *pAux, int argc,
+                      const char *const*argv, sqlite3_vtab **ppVtab,
+                      char **pzErr){
+  return eventTableConnect(db, pAux, argc, argv, ppVtab, pzErr, 1);
+}
+
+static int pendingConnect(sqlite3 *db, void *pAux, int argc,
+                          const char *const*argv, sqlite3_vtab **ppVtab,
+                          char **pzErr){
+  int rc = eventTableConnect(db, pAux, argc, argv, ppVtab, pzErr, 0);
+  /* So that OR IGNORE applies to enlist()'s row; see pendingUpdate(). */
+  if( rc==SQLITE_OK ) sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  return rc;
+}
+
+/* A distinct xCreate keeps the pending module from being eponymous; only
+** the table swift_callback() writes may exist. */
+static int pendingCreate(sqlite3 *db, void *pAux, int argc,
+                         const char *const*argv, sqlite3_vtab **ppVtab,
+                         char **pzErr){
+  if( argc<3 || sqlite3_stricmp(argv[1], "temp")!=0
+   || sqlite3_stricmp(argv[2], "swift_callback_pending")!=0 ){
+    *pzErr = sqlite3_mprintf("swift_callback_pending: only "
+                             "temp.swift_callback_pending may use this module");
+    return SQLITE_ERROR;
+  }
+  return pendingConnect(db, pAux, argc, argv, ppVtab, pzErr);
+}
+
+int sqlitetriggers_event_table_disconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab->zErrMsg);    /* one SQLite did not take */
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+/* Dropping the table would leave swift_callback() unable to join
+** transactions (a ROLLBACK brings back the schema, not the table's state):
+** only a newer registration on the connection, replacing it, may drop it.
+** SQLite neither reads nor frees an xDestroy's zErrMsg, so the refusal
+** sets none (the DROP fails with "SQL logic error"). */
+static int pendingDestroy(sqlite3_vtab *pVtab){
+  EventTable *pTab = (EventTable*)pVtab;
+  if( sqlitetriggers_connection_find(pTab->p->db)==pTab->p ) return SQLITE_ERROR;
+  return sqlitetriggers_event_table_disconnect(pVtab);
+}
+
+int sqlitetriggers_event_table_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  (void)pVtab;
+  pInfo->estimatedCost = 1000.0;
+  return SQLITE_OK;
+}
+
+/* A zeroed cursor of nByte bytes, for either kind of table. */
+int sqlitetriggers_vtab_cursor_open(int nByte, sqlite3_vtab_cursor **ppCur){
+  sqlite3_vtab_cursor *pCur = sqlite3_malloc(nByte);
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, nByte);
+  *ppCur = pCur;
+  return SQLITE_OK;
+}
+
+static int eventCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  (void)pVtab;
+  return sqlitetriggers_vtab_cursor_open(sizeof(EventCursor), ppCur);
+}
+
+static int eventCursorClose(sqlite3_vtab_cursor *pCur){
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+static int eventCursorFilter(sqlite3_vtab_cursor *pCur, int idxNum,
+                             const char *idxStr, int argc, sqlite3_value **argv){
+  (void)idxNum; (void)idxStr; (void)argc; (void)argv;
+  ((EventCursor*)pCur)->iRow = 0;
+  return SQLITE_OK;
+}
+
+static int eventCursorNext(sqlite3_vtab_cursor *pCur){
+  ((EventCursor*)pCur)->iRow++;
+  return SQLITE_OK;
+}
+
+/* The cursor's event, or NULL past the end. */
+static StoredEvent *eventCursorEvent(sqlite3_vtab_cursor *pCur){
+  EventTable *pTab = (EventTable*)pCur->pVtab;
+  CallbackState *pState = pTab->p->pCallbacks;
+  int iRow = ((EventCursor*)pCur)->iRow;
+  if( pTab->isLog ){
+    if( iRow>=pState->nLog ) return 0;
+    return pState->aLog[sqlitetriggers_log_slot(pState, iRow)];
+  }
+  return iRow<pState->pending.n ? pState->pending.a[iRow] : 0;
+}
+
+static int eventCursorEof(sqlite3_vtab_cursor *pCur){
+  return eventCursorEvent(pCur)==0;
+}
+
+static int eventCursorRowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid){
+  *pRowid = ((EventCursor*)pCur)->iRow + 1;
+  return SQLITE_OK;
+}
+
+/*
+** The well-formed UTF-8 sequence at z (n bytes remain): its length as a
+** positive number; or, when it is not one, minus the length of its
+** maximal subpart (the bytes that began it well, at least 1), which
+** decoders replace by one U+FFFD (Unicode's recommended practice, as
+** Python and browsers do).  Overlong forms, surrogates and code points past
+** U+10FFFF are not well formed.
+*/
+static int utf8Sequence(const unsigned char *z, int n){
+  unsigned char c = z[0], lo = 0x80, hi = 0xbf;
+  int nSeq, i;
+  if( c<0x80 ) return 1;
+  if( c>=0xc2 && c<=0xdf ) nSeq = 2;
+  else if( c>=0xe0 && c<=0xef ) nSeq = 3;
+  else if( c>=0xf0 && c<=0xf4 ) nSeq = 4;
+  else return -1;
+  /* The second byte's range excludes overlong forms and surrogates. */
+  if( c==0xe0 ) lo = 0xa0;
+  else if( c==0xed ) hi = 0x9f;
+  else if( c==0xf0 ) lo = 0x90;
+  else if( c==0xf4 ) hi = 0x8f;
+  for(i=1; i<nSeq; i++){
+    if( i>=n || z[i]<lo || z[i]>hi ) return -i;
+    lo = 0x80;
+    hi = 0xbf;
+  }
+  return nSeq;
+}
+
+/* z[0..n) as a JSON string.  JSON text is Unicode: what is not
+** well-formed UTF-8 becomes U+FFFD, as a decoder would show it. */
+static void appendJsonString(sqlite3_str *pOut, const unsigned char *z,
+                             int n){
+  int i = 0;
+  sqlite3_str_appendchar(pOut, 1, '"');
+  while( i<n ){
+    unsigned char c = z[i];
+    int nSeq;
+    switch( c ){
+      case '"':  sqlite3_str_appendall(pOut, "\\\""); i++; continue;
+      case '\\': sqlite3_str_appendall(pOut, "\\\\"); i++; continue;
+      case '\n': sqlite3_str_appendall(pOut, "\\n"); i++; continue;
+      case '\r': sqlite3_str_appendall(pOut, "\\r"); i++; continue;
+      case '\t': sqlite3_str_appendall(pOut, "\\t"); i++; continue;
+    }
+    if( c<0x20 ){
+      sqlite3_str_appendf(pOut, "\\u%04x", c);
+      i++;
+    }else if( (nSeq = utf8Sequence(z + i, n - i))>0 ){
+      sqlite3_str_append(pOut, (const char*)z + i, nSeq);
+      i += nSeq;
+    }else{
+      sqlite3_str_appendall(pOut, "\\ufffd");
+      i -= nSeq;
+    }
+  }
+  sqlite3_str_appendchar(pOut, 1, '"');
+}
+
+/* The arguments of pEv as a JSON array (see swift_callback_log at the top
+** of callback.c). */
+static char *eventArgsJson(sqlite3 *db, const sqlitetriggers_event *pEv){
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  int i, j;
+  sqlite3_str_appendchar(pOut, 1, '[');
+  for(i=0; i<pEv->nArg; i++){
+    const StoredArg *pArg = &pEv->aStored[i];
+    if( i ) sqlite3_str_appendchar(pOut, 1, ',');
+    switch( pArg->eType ){
+      case SQLITE_INTEGER: sqlite3_str_appendf(pOut, "%lld", pArg->u.i); break;
+      case SQLITE_FLOAT:
+        if( isnan(pArg->u.r) ){
+          sqlite3_str_appendall(pOut, "null");   /* SQLite stores none */
+        }else if( isinf(pArg->u.r) ){
+          sqlite3_str_appendall(pOut, pArg->u.r>0 ? "9e999" : "-9e999");
+        }else{
+          /* The C library's %.17g reads back as the same double, where
+          ** SQLite's printf may not; "-0" and "1" get ".0" to stay reals
+          ** (and -0.0 negative) in JSON. */
+          char zNum[40], *zComma;
+          snprintf(zNum, sizeof(zNum), "%.17g", pArg->u.r);
+          /* An app's LC_NUMERIC may have made the decimal point a comma. */
+          if( (zComma = strchr(zNum, ','))!=0 ) *zComma = '.';
+          sqlite3_str_appendall(pOut, zNum);
+          if( strpbrk(zNum, ".e")==0 ) sqlite3_str_appendall(pOut, ".0");
+        }
+        break;
+      case SQLITE_TEXT: appendJsonString(pOut, pArg->u.z, pArg->nByte); break;
+      case SQLITE_BLOB:
+        sqlite3_str_appendall(pOut, "{\"blob\":\"");
+        for(j=0; j<pArg->nByte; j++) sqlite3_str_appendf(pOut, "%02x", pArg->u.z[j]);
+        sqlite3_str_appendall(pOut, "\"}");
+        break;
+      default: sqlite3_str_appendall(pOut, "null");
+    }
+  }
+  sqlite3_str_appendchar(pOut, 1, ']');
+  return sqlite3_str_finish(pOut);
+}
+
+static int eventCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
+                             int iColumn){
+  StoredEvent *pEv = eventCursorEvent(pCur);
+  char *zJson;
+  if( pEv==0 ) return SQLITE_OK;
+  switch( iColumn ){
+    case EVENT_COLUMN_SEQ:
+      if( pEv->event.seq ) sqlite3_result_int64(ctx, pEv->event.seq);
+      break;
+    case EVENT_COLUMN_NAME:
+      sqlite3_result_text(ctx, pEv->event.zName, -1, SQLITE_TRANSIENT);
+      break;
+    case EVENT_COLUMN_TX:
+      if( pEv->event.iTransaction ) sqlite3_result_int64(ctx, pEv->event.iTransaction);
+      break;
+    default:
+      assert( iColumn==EVENT_COLUMN_ARGS );
+      zJson = eventArgsJson(sqlite3_context_db_handle(ctx), &pEv->event);
+      if( zJson==0 ) return SQLITE_NOMEM;
+      sqlite3_result_text(ctx, zJson, -1, sqlite3_free);
+  }
+  return SQLITE_OK;
+}
+
+static int pendingUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                         sqlite3_int64 *pRowid){
+  EventTable *pTab = (EventTable*)pVtab;
+  (void)argc; (void)argv; (void)pRowid;
+  if( pTab->p->pCallbacks->isEnlisting ) return SQLITE_CONSTRAINT;  /* OR IGNORE */
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_mprintf("swift_callback_pending is read-only: "
+                                   "swift_callback() records events");
+  return SQLITE_ERROR;
+}
+
+CallbackState *sqlitetriggers_table_state(sqlite3_vtab *pVtab){
+  return ((EventTable*)pVtab)->p->pCallbacks;
+}
+
+static int pendingBegin(sqlite3_vtab *pVtab){
+  sqlitetriggers_table_state(pVtab)->isEnlisted = 1;
+  return SQLITE_OK;
+}
+static int pendingSync(sqlite3_vtab *pVtab){
+  EventTable *pTab = (EventTable*)pVtab;
+  CallbackState *pState = sqlitetriggers_table_state(pVtab);
+  char *zErr = 0;
+  int rc = SQLITE_OK;
+  /* A transaction whose capture lost a change cannot commit
+  ** (change_capture.c), nor one during which its hook was taken. */
+  if( pState->zSpoiledBy[0] ){
+    zErr = sqlite3_mprintf("change capture of \"%s\": %s; this transaction cannot "
+                           "commit without its feed losing changes", pState->zSpoiledBy,
+                           pState->zSpoiledReason);
+    rc = pState->spoiledRc;
+  }
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_capture_sync(pTab->p, &zErr);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(pVtab->zErrMsg);
+    pVtab->zErrMsg = zErr;
+    return rc;
+  }
+  return sqlitetriggers_transaction_sync(sqlitetriggers_table_state(pVtab));
+}
+static int pendingCommit(sqlite3_vtab *pVtab){
+  sqlitetriggers_transaction_commit(sqlitetriggers_table_state(pVtab));
+  return SQLITE_OK;
+}
+static int pendingRollback(sqlite3_vtab *pVtab){
+  sqlitetriggers_transaction_end(sqlitetriggers_table_state(pVtab));
+  return SQLITE_OK;
+}
+static int pendingSavepoint(sqlite3_vtab *pVtab, int iLevel){
+  return sqlitetriggers_savepoint_begin(sqlitetriggers_table_state(pVtab), iLevel);
+}
+static int pendingRelease(sqlite3_vtab *pVtab, int iLevel){
+  sqlitetriggers_savepoint_drop_marks(sqlitetriggers_table_state(pVtab), iLevel, 1);
+  return SQLITE_OK;
+}
+static int pendingRollbackTo(sqlite3_vtab *pVtab, int iLevel){
+  sqlitetriggers_savepoint_rollback_to(sqlitetriggers_table_state(pVtab), iLevel);
+  return SQLITE_OK;
+}
+
+const sqlite3_module sqlitetriggers_log_module = {
+  /* iVersion */ 0,
+  /* xCreate  */ 0,   /* eponymous only */
+  logConnect, sqlitetriggers_event_table_best_index, sqlitetriggers_event_table_disconnect, 0,
+  eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
+  eventCursorEof, eventCursorColumn, eventCursorRowid,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+};
+
+const sqlite3_module sqlitetriggers_pending_module = {
+  /* iVersion */ 2,
+  pendingCreate, pendingConnect, sqlitetriggers_event_table_best_index,
+  sqlitetriggers_event_table_disconnect, pendingDestroy,
+  eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
+  eventCursorEof, eventCursorColumn, eventCursorRowid,
+  pendingUpdate, pendingBegin, pendingSync, pendingCommit, pendingRollback,
+  0, 0, pendingSavepoint, pendingRelease, pendingRollbackTo, 0
+};
