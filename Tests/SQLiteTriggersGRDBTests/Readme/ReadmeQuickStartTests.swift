@@ -4,7 +4,7 @@ import SQLiteTriggersGRDB
 import Testing
 
 @Suite struct ReadmeQuickStartTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = packageRoot
 
     /// Code lines only: no imports, comment-only lines, blank lines or
     /// indentation, and no `static` (the test nests declarations in an enum).
@@ -25,7 +25,7 @@ import Testing
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try Self.between("## Swift quick start", "\n## ", in: readme)
         let block = try Self.between("```swift\n", "```", in: String(section))
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeQuickStart.swift"), encoding: .utf8)
+        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/Readme/ReadmeQuickStart.swift"), encoding: .utf8)
         let code = try Self.between("// BEGIN README declarations", "// END README declarations", in: source)
             + "\n" + Self.between("// BEGIN README statements\n", "// END README statements\n", in: source)
             + "\n" + Self.between("// BEGIN README statements, continued", "// END README statements, continued", in: source)
@@ -90,17 +90,17 @@ import Testing
     }
 
     @Test func theReadmeShowsExactlyTheRulesAndMigrationThisTestRuns() throws {
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeExamples.swift"), encoding: .utf8)
+        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/Readme/ReadmeExamples.swift"), encoding: .utf8)
         let rules = try Self.between("// BEGIN README rules declarations", "// END README rules declarations", in: source)
             + "\n" + Self.between("// BEGIN README rules statements", "// END README rules statements", in: source)
             + "\n" + Self.between("// BEGIN README rules install", "// END README rules install", in: source)
         #expect(Self.codeLines(try readmeBlock("## Typed triggers")) == Self.codeLines(rules))
-        let constructsSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeConstructs.swift"), encoding: .utf8)
+        let constructsSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/Readme/ReadmeConstructs.swift"), encoding: .utf8)
         let constructs = try ["declarations", "view", ""].map { part in
             try Self.between("// BEGIN README constructs\(part.isEmpty ? "\n" : " " + part)", "// END README constructs\(part.isEmpty ? "\n" : " " + part)", in: constructsSource)
         }.joined(separator: "\n")
         #expect(Self.codeLines(try readmeBlock("## Every builder construct")) == Self.codeLines(constructs))
-        let feedSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/ReadmeChangeFeed.swift"), encoding: .utf8)
+        let feedSource = try String(contentsOf: Self.root.appendingPathComponent("Tests/SQLiteTriggersGRDBTests/Readme/ReadmeChangeFeed.swift"), encoding: .utf8)
         let feed = try Self.between("// BEGIN README change feed declarations", "// END README change feed declarations", in: feedSource)
             + "\n" + Self.between("// BEGIN README change feed statements", "// END README change feed statements", in: feedSource)
         #expect(Self.codeLines(try readmeBlock("## Change feeds")) == Self.codeLines(feed))

@@ -63,7 +63,9 @@ func runMigrateCommand(_ arguments: [String]) throws -> (status: Int32, output: 
 }
 
 /// The package's root folder.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+/// The package's root: this file is Tests/SQLiteTriggersGRDBTests/Shared/Support.swift.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
 
 /// Type-checks a Swift source against the modules this test run was built
 /// with (SQLiteTriggers, SQLiteTriggersGRDB, GRDB, the macros); returns the
