@@ -60,3 +60,12 @@ public enum RawConnection {
         }
     }
 }
+
+/// The one wording for work refused on a read-only connection (a GRDB pool's
+/// reader, or a file opened read-only), which never commits: `subject`
+/// names the work, `consequence` what would silently never happen, and
+/// `remedy` what to do instead.
+package func readOnlyRefusal(_ subject: String, consequence: String, remedy: String) -> String {
+    "\(subject): this connection is read-only (a DatabasePool reader, or a file opened read-only) and never commits, "
+        + "so \(consequence): \(remedy)"
+}

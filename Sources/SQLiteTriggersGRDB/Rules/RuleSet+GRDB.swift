@@ -35,9 +35,8 @@ extension RuleSet {
     /// ```
     public func install(_ db: Database, onError: (@Sendable (any Error) -> Void)? = nil) throws {
         if db.configuration.readonly {
-            throw DatabaseError(resultCode: .SQLITE_READONLY, message:
-                "installing rules: this connection is read-only (a DatabasePool reader) and never writes, "
-                + "so its triggers would never fire: install rules on the writer")
+            throw DatabaseError(resultCode: .SQLITE_READONLY, message: readOnlyRefusal(
+                "installing rules", consequence: "its triggers would never fire", remedy: "install rules on the writer"))
         }
         for rule in rules {
             if let invalidReason = rule.invalidReason {

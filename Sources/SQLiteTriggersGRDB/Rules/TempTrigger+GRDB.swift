@@ -26,9 +26,8 @@ extension TempTrigger {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: invalidReason + ": " + sql)
         }
         if db.configuration.readonly {
-            throw DatabaseError(resultCode: .SQLITE_READONLY, message:
-                "rule \"\(name)\": this connection is read-only (a DatabasePool reader) and never writes, "
-                + "so its triggers would never fire: install rules on the writer")
+            throw DatabaseError(resultCode: .SQLITE_READONLY, message: readOnlyRefusal(
+                "rule \"\(name)\"", consequence: "its triggers would never fire", remedy: "install rules on the writer"))
         }
         try db.execute(sql: sql)
         let table = SQLQuoting.identifier(tableName)
