@@ -265,18 +265,43 @@ extension TableDescription {
         // same name cannot capture the trigger; views are not, so that a
         // TEMP view (createTempView) is found as well as a main one.
         let target = timing == .insteadOf ? SQLQuoting.identifier(tableName) : qualifiedTableName
-        var lines = ["\(timing.rawValue) \(event.clause) ON \(target)", "FOR EACH ROW"]
-        if let condition = event.when { lines.append("WHEN \(condition)") }
-        lines.append("BEGIN")
-        for statement in event.body {
-            lines.append(statement.clauses.map { "  " + $0 }.joined(separator: "\n") + ";")
-        }
-        lines.append("END")
-        let definition = lines.joined(separator: "\n")
-        let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(canonicalTokens(definition)))"
-        let condition = (ifNotExists || name == nil) ? "IF NOT EXISTS " : ""
-        return TempTrigger(name: triggerName, sql: "CREATE TEMP TRIGGER \(condition)\(SQLQuoting.identifier(triggerName))\n\(definition)",
+        let definition = TriggerDefinition(timing: timing, event: event.clause, target: target, condition: event.when,
+                                           body: event.body.map(\.clauses))
+        let triggerName = name ?? "\(tableName)_\(timing.rawValue.lowercased().replacingOccurrences(of: " ", with: "_"))_\(event.nameFragment)_\(stableHash(canonicalTokens(definition.sql)))"
+        return TempTrigger(name: triggerName, sql: definition.createStatement(named: triggerName, ifNotExists: ifNotExists || name == nil),
                                 tableName: tableName, firedBy: [String(event.clause.prefix { $0 != " " })])
+    }
+}
+
+/// The one renderer of `CREATE TEMP TRIGGER`: the builders, the change
+/// feeds' checks and the rule keeper's blockers all write their triggers
+/// through it, one clause a line and the body indented.
+package struct TriggerDefinition: Sendable {
+    package let timing: TriggerTiming
+    /// "INSERT", "DELETE", "UPDATE" or "UPDATE OF ...".
+    package let event: String
+    /// The table or view, quoted (and qualified, for a table).
+    package let target: String
+    package let condition: String?
+    /// Each statement of the body, as its clauses.
+    package let body: [[String]]
+
+    package init(timing: TriggerTiming, event: String, target: String, condition: String?, body: [[String]]) {
+        (self.timing, self.event, self.target, self.condition, self.body) = (timing, event, target, condition, body)
+    }
+
+    /// Everything after the trigger's name.
+    package var sql: String {
+        var lines = ["\(timing.rawValue) \(event) ON \(target)", "FOR EACH ROW"]
+        if let condition { lines.append("WHEN \(condition)") }
+        lines.append("BEGIN")
+        for clauses in body { lines.append(clauses.map { "  " + $0 }.joined(separator: "\n") + ";") }
+        lines.append("END")
+        return lines.joined(separator: "\n")
+    }
+
+    package func createStatement(named name: String, ifNotExists: Bool) -> String {
+        "CREATE TEMP TRIGGER \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLQuoting.identifier(name))\n\(sql)"
     }
 }
 

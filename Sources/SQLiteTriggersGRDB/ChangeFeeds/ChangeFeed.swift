@@ -292,11 +292,11 @@ extension ChangeFeed {
         var triggers: [TempTrigger] = []
         func add(_ kind: String, _ clause: String, _ condition: String?, _ arguments: String) {
             let body = "SELECT swift_callback(\(SQLQuoting.string(checkCallbackName)), '\(kind)', \(arguments))"
-            let definition = "AFTER \(clause) ON \"main\".\(quotedTable)\nFOR EACH ROW\n"
-                + (condition.map { "WHEN \($0)\n" } ?? "") + "BEGIN\n  \(body);\nEND"
-            let name = "\(table)_checks_\(kind)_\(stableHash(canonicalTokens(definition)).prefix(8))"
-            triggers.append(TempTrigger(name: name, sql: "CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))\n\(definition)",
-                                             tableName: table, firedBy: [kind.uppercased()]))
+            let definition = TriggerDefinition(timing: .after, event: clause, target: "\"main\".\(quotedTable)",
+                                               condition: condition, body: [[body]])
+            let name = "\(table)_checks_\(kind)_\(stableHash(canonicalTokens(definition.sql)).prefix(8))"
+            triggers.append(TempTrigger(name: name, sql: definition.createStatement(named: name, ifNotExists: true),
+                                        tableName: table, firedBy: [kind.uppercased()]))
         }
         if case .some(let condition) = inserts { add("insert", "INSERT", condition, values("new")) }
         if case .some(let condition) = updates {

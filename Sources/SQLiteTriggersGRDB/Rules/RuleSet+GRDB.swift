@@ -164,15 +164,13 @@ final class RuleKeeper: TransactionObserver {
                 let reason = "SQLiteTriggers: rule \"\(rule.name)\" on \"\(rule.tableName)\" was dropped by a schema change "
                     + "and cannot be installed again: \(error.message ?? "\(error.resultCode)")"
                 onError(DatabaseError(resultCode: error.resultCode, message: reason))
-                let timing = try db.tableExists(rule.tableName) ? "BEFORE" : db.viewExists(rule.tableName) ? "INSTEAD OF" : nil
+                let timing: TriggerTiming? = try db.tableExists(rule.tableName) ? .before : db.viewExists(rule.tableName) ? .insteadOf : nil
                 guard let timing else { continue }     // no table, no writes to refuse; its return retries
                 blockers[rule.name] = try rule.firedBy.sorted().map { statement in
                     let name = "\(rule.name)_unfit_\(statement.lowercased())"
-                    try db.execute(sql: """
-                        CREATE TEMP TRIGGER IF NOT EXISTS \(SQLQuoting.identifier(name))
-                        \(timing) \(statement) ON \(SQLQuoting.identifier(rule.tableName))
-                        BEGIN SELECT RAISE(ABORT, \(SQLQuoting.string(reason))); END
-                        """)
+                    let blocker = TriggerDefinition(timing: timing, event: statement, target: SQLQuoting.identifier(rule.tableName),
+                                                    condition: nil, body: [["SELECT RAISE(ABORT, \(SQLQuoting.string(reason)))"]])
+                    try db.execute(sql: blocker.createStatement(named: name, ifNotExists: true))
                     return name
                 }
             }
