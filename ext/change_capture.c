@@ -24,7 +24,7 @@
 **   ROWID is NULL in a WITHOUT ROWID table.  V1 ... Vn are every column in
 **   table order (mode 'rows'), or the primary key's columns in key order
 **   (mode 'keys'; none for a table keyed by the rowid alone).  Events join
-**   the connection's swift_callback() events (callback.c): numbered at
+**   the connection's swift_callback() events (callback*.c): numbered at
 **   commit, in the log, delivered to after-commit and batch observers,
 **   dropped with the statement, savepoint or transaction that rolls back.
 **   Immediate observers do not see them: the hook cannot fail a statement.

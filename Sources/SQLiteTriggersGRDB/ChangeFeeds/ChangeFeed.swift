@@ -208,21 +208,23 @@ extension ChangeFeed {
     /// layout, ext/change_capture.c). Conditions run after commit: a
     /// subquery in one sees the database as committed.
     func batchFilter(columns: [String]) throws -> String? {
-        let width = 1 + columns.count
-        // The first argument of a side: the rowid, then the columns.
-        func side(_ row: String, kind: String) -> Int? {
+        let layout = ChangeEventLayout(columnCount: columns.count)
+        // Which side `old` and `new` read: the first, or an update's second.
+        func isSecondSide(_ row: String, kind: String) -> Bool? {
             switch (kind, row) {
-            case ("insert", "new"), ("delete", "old"), ("update", "old"): 2
-            case ("update", "new"): 2 + width
+            case ("insert", "new"), ("delete", "old"), ("update", "old"): false
+            case ("update", "new"): true
             default: nil
             }
         }
         func argument(_ row: String, _ column: String, kind: String) throws -> String {
-            guard let first = side(row, kind: kind) else {
+            guard let secondSide = isSecondSide(row, kind: kind) else {
                 throw filterError("\(kind) conditions cannot read \"\(row).\(column)\"")
             }
-            if let index = columns.firstIndex(where: { sqliteNamesEqual($0, column) }) { return "arg\(first + 1 + index)" }
-            if ["rowid", "oid", "_rowid_"].contains(column.lowercased()) { return "arg\(first)" }
+            if let index = columns.firstIndex(where: { sqliteNamesEqual($0, column) }) {
+                return "arg\(layout.valueArgument(index, secondSide: secondSide))"
+            }
+            if ["rowid", "oid", "_rowid_"].contains(column.lowercased()) { return "arg\(layout.rowidArgument(secondSide: secondSide))" }
             throw filterError("no column \"\(column)\" in the change of \"\(tableName)\" (a keys-only feed has the key's alone)")
         }
         func rewrite(_ condition: String, kind: String) throws -> String {
@@ -250,7 +252,7 @@ extension ChangeFeed {
         var keepsEverything = true
         for (kind, filter) in [("insert", inserts), ("update", updates), ("delete", deletes)] {
             guard case .some(let condition) = filter else { keepsEverything = false; continue }
-            var parts = ["arg1 = '\(kind)'"]
+            var parts = ["arg\(ChangeEventLayout.kindArgument) = '\(kind)'"]
             if kind == "update", !updateColumns.isEmpty {
                 parts.append("(" + (try updateColumns.map { column in
                     "\(try argument("old", column, kind: kind)) IS NOT \(try argument("new", column, kind: kind))"
@@ -389,18 +391,22 @@ final class ChangeDecoder<Record>: @unchecked Sendable {
         if let batchLayout, batchLayout.columns == columns, batchLayout.withRowID == withRowID, batchLayout.filter == filter {
             return (batchLayout.first, batchLayout.second)
         }
-        let width = 1 + columns.count
-        func side(_ rowidArgument: Int, extra: [String], where condition: String = "") -> String {
-            let values = columns.enumerated().map { "arg\(rowidArgument + 1 + $0.offset) AS \(SQLQuoting.identifier($0.element))" }
-            let rowid = withRowID ? ["arg\(rowidArgument)"] : []
+        let event = ChangeEventLayout(columnCount: columns.count)
+        func side(secondSide: Bool, extra: [String], where condition: String = "") -> String {
+            let values = columns.indices.map {
+                "arg\(event.valueArgument($0, secondSide: secondSide)) AS \(SQLQuoting.identifier(columns[$0]))"
+            }
+            let rowid = withRowID ? ["arg\(event.rowidArgument(secondSide: secondSide))"] : []
             return "SELECT " + (values + rowid + extra).joined(separator: ", ") + " FROM swift_callback_batch" + condition
         }
         // One CASE reads the kind once.
-        let kindAndWidth = "CASE arg1 WHEN 'insert' THEN 3 * (argc <> \(1 + width)) WHEN 'delete' THEN 1 + 3 * (argc <> \(1 + width)) "
-            + "WHEN 'update' THEN 2 + 3 * (argc <> \(1 + 2 * width)) ELSE 3 END"
+        let kind = "arg\(ChangeEventLayout.kindArgument)"
+        let kindAndWidth = "CASE \(kind) WHEN 'insert' THEN 3 * (argc <> \(event.argumentCount(kind: "insert"))) "
+            + "WHEN 'delete' THEN 1 + 3 * (argc <> \(event.argumentCount(kind: "delete"))) "
+            + "WHEN 'update' THEN 2 + 3 * (argc <> \(event.argumentCount(kind: "update"))) ELSE 3 END"
         let kept = filter.map { " WHERE (\($0))" } ?? ""
-        let layout = (first: side(2, extra: [kindAndWidth, "tx"], where: kept),
-                      second: side(2 + width, extra: [], where: (kept.isEmpty ? " WHERE" : kept + " AND") + " arg1 = 'update'"))
+        let layout = (first: side(secondSide: false, extra: [kindAndWidth, "tx"], where: kept),
+                      second: side(secondSide: true, extra: [], where: (kept.isEmpty ? " WHERE" : kept + " AND") + " \(kind) = 'update'"))
         batchLayout = (columns, withRowID, filter, layout.first, layout.second)
         return layout
     }
@@ -470,21 +476,23 @@ final class ChangeDecoder<Record>: @unchecked Sendable {
     /// The change, and the keys of the row before and after.
     func decode(_ arguments: CallbackArguments) throws -> (change: RecordChange<Record>, oldKey: [DatabaseValue]?, newKey: [DatabaseValue]?) {
         let values = (0..<arguments.count).map { arguments.value(at: $0).databaseValue }
-        let width = 1 + columns.count
+        let layout = ChangeEventLayout(columnCount: columns.count)
         guard let kind = values.first.flatMap(String.fromDatabaseValue),
-              values.count == 1 + width * (kind == "update" ? 2 : 1) else { throw layoutMismatch() }
-        func side(_ start: Int) throws -> (Record, [DatabaseValue]) {
-            let rowValues = Array(values[(start + 1)..<(start + width)])
+              values.count == layout.argumentCount(kind: kind) else { throw layoutMismatch() }
+        // Argument numbers count from 1; `values` from 0.
+        func side(secondSide: Bool) throws -> (Record, [DatabaseValue]) {
+            let rowid = layout.rowidArgument(secondSide: secondSide) - 1
+            let rowValues = Array(values[(rowid + 1)..<(rowid + layout.sideWidth)])
             let row = Row(Dictionary(uniqueKeysWithValues: zip(columns, rowValues.map { $0 as (any DatabaseValueConvertible)? })))
-            let key = keyColumns.isEmpty ? [values[start]] : keyColumns.map { row[$0] as DatabaseValue }
+            let key = keyColumns.isEmpty ? [values[rowid]] : keyColumns.map { row[$0] as DatabaseValue }
             return (try table.decode(row), key)
         }
-        let (first, firstKey) = try side(1)
+        let (first, firstKey) = try side(secondSide: false)
         switch kind {
         case "insert": return (.inserted(first), nil, firstKey)
         case "delete": return (.deleted(first), firstKey, nil)
         default:
-            let (second, secondKey) = try side(1 + width)
+            let (second, secondKey) = try side(secondSide: true)
             return (.updated(old: first, new: second), firstKey, secondKey)
         }
     }
