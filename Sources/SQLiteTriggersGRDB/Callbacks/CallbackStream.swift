@@ -54,6 +54,23 @@ public final class CallbackStream<Element: Sendable>: AsyncSequence, Sendable {
         continuation.finish()
     }
 
+    /// A stream fed by the observation `start` returns: `start` is handed
+    /// where each element goes (`yield`) and where an undecodable event is
+    /// counted (`onError`). The one way our streams are made.
+    static func started(
+        bufferingNewest limit: Int,
+        _ start: (_ yield: @escaping @Sendable (Element) -> Void,
+                  _ onError: @escaping @Sendable (any Error) -> Void) throws -> CallbackObservation
+    ) throws -> CallbackStream {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(limit))
+        let counters = Counters()
+        let observation = try start({ element in
+            if case .dropped = continuation.yield(element) { counters.countDropped() }
+        }, { _ in counters.countUndecodable() })
+        continuation.onTermination = { [weak observation] _ in observation?.cancel() }
+        return CallbackStream(stream: stream, continuation: continuation, counters: counters, observation: observation)
+    }
+
     final class Counters: @unchecked Sendable {
         private let lock = NSLock()
         private var counts = (dropped: 0, undecodable: 0)
@@ -101,18 +118,11 @@ extension Database {
         _ name: String, bufferingNewest limit: Int,
         _ transform: @escaping (CallbackArguments) throws -> Element
     ) throws -> CallbackStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(limit))
-        let counters = CallbackStream<Element>.Counters()
-        let observation = try observeCallbacks(named: name, delivery: .afterCommit, onError: { _ in
-            counters.countUndecodable()
-        }) { arguments in
-            if case .dropped = continuation.yield(try transform(arguments)) {
-                counters.countDropped()
+        try CallbackStream.started(bufferingNewest: limit) { yield, onError in
+            try observeCallbacks(named: name, delivery: .afterCommit, onError: onError) { arguments in
+                yield(try transform(arguments))
+                return nil
             }
-            return nil
         }
-        continuation.onTermination = { [weak observation] _ in observation?.cancel() }
-        return CallbackStream(stream: stream, continuation: continuation, counters: counters,
-                              observation: observation)
     }
 }

@@ -171,12 +171,21 @@ extension DatabaseWriter {
         onEvent: @escaping @Sendable (Element) -> Void
     ) throws -> CallbackObservation {
         let delivery = ScheduledDelivery(scheduling: scheduling, onError: onError, onEvent: onEvent)
-        return try writeWithoutTransaction { db in
-            let observation = try db.observeCallbacks(named: name, delivery: .afterCommit, onError: delivery.report) { arguments in
+        return try start(delivery) { db in
+            try db.observeCallbacks(named: name, delivery: .afterCommit, onError: delivery.report) { arguments in
                 delivery.deliver(try decode(arguments))
                 return nil
             }
-            // Here, on the writer's queue: no event can arrive before it.
+        }
+    }
+
+    /// Registers an observer on the writer's queue with `register`, and
+    /// gives `delivery` its token there, where no event can arrive before
+    /// it: the one way writer-level observations start.
+    func start<Element>(_ delivery: ScheduledDelivery<Element>,
+                        _ register: (Database) throws -> CallbackObservation) throws -> CallbackObservation {
+        try writeWithoutTransaction { db in
+            let observation = try register(db)
             delivery.cancellation = observation.cancellation
             return observation
         }

@@ -189,14 +189,10 @@ extension DatabaseWriter {
     public func recordChanges<Record: Sendable>(
         to table: FeedTable<Record>, feed: ChangeFeed<Record> = .all, bufferingNewest limit: Int = 1000
     ) throws -> CallbackStream<RecordChange<Record>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RecordChange<Record>.self, bufferingPolicy: .bufferingNewest(limit))
-        let counters = CallbackStream<RecordChange<Record>>.Counters()
-        let observation = try startChangeFeed(feed, of: table, scheduling: .onWriterQueue, onError: { _ in counters.countUndecodable() },
-                                              decodeSide: ChangeDecoder<Record>.record) { change in
-            if case .dropped = continuation.yield(change) { counters.countDropped() }
+        try CallbackStream.started(bufferingNewest: limit) { yield, onError in
+            try startChangeFeed(feed, of: table, scheduling: .onWriterQueue, onError: onError,
+                                decodeSide: ChangeDecoder<Record>.record, onChange: yield)
         }
-        continuation.onTermination = { [weak observation] _ in observation?.cancel() }
-        return CallbackStream(stream: stream, continuation: continuation, counters: counters, observation: observation)
     }
 
     /// Observes each committed transaction that changed a record's table,
@@ -277,11 +273,11 @@ extension DatabaseWriter {
         onTransaction: @escaping (Int64, [RecordChange<Element>]) -> Void
     ) throws -> CallbackObservation {
         let feed = feed.bound(to: table)
-        return try writeWithoutTransaction { db in
+        return try start(delivery) { db in
             let decoder = try ChangeDecoder<Record>.keeping(feed, of: table, on: db)
             decoder.writer = self
             // A round of events at a time, decoded by one GRDB fetch.
-            let observation = try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
+            return try db.observeCallbackBatches(named: decoder.eventName, onError: delivery.report) { db, count in
                 var group = TransactionGroup<Element>(isNet: feed.isNet)
                 try decoder.decodeBatch(db, eventCount: count, withKeys: feed.isNet, hasUpdates: feed.hasUpdates, decodeSide: decodeSide,
                                         onError: delivery.report) { change, oldKey, newKey, transaction in
@@ -290,9 +286,6 @@ extension DatabaseWriter {
                 }
                 group.flush(onTransaction)
             }
-            // Here, on the writer's queue: no change can arrive before it.
-            delivery.cancellation = observation.cancellation
-            return observation
         }
     }
 }
