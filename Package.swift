@@ -76,7 +76,7 @@ let package = Package(
             dependencies: ["SQLiteTriggersCSQLite"]),
         .executableTarget(
             name: "sqlitetriggers-bench",
-            dependencies: ["SQLiteTriggersGRDB", "SQLiteTriggersBenchSession", "SQLiteTriggersCSQLite"]),
+            dependencies: ["SQLiteTriggersGRDB", "SQLiteTriggersMacros", "SQLiteTriggersBenchSession", "SQLiteTriggersCSQLite"]),
         .testTarget(
             name: "SQLiteTriggersGRDBTests",
             dependencies: [

@@ -1,0 +1,36 @@
+/// What `sqlitetriggers-bench` was asked to run: the one parser of its
+/// arguments.
+///
+///     sqlitetriggers-bench                        every suite, in order
+///     sqlitetriggers-bench --change-feeds         the change-feed suite alone
+///     sqlitetriggers-bench --rules                up to and with the rules suite
+///     sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS
+///         one measured write, for Tests/bench/feed_instructions.py
+///     sqlitetriggers-bench --migration-memory N   one migration's peak memory
+enum BenchMode: Equatable {
+    case all
+    case changeFeeds
+    case throughRules
+    case changeFeedWrite(variant: Int, write: Int, rows: Int)
+    case migrationMemory(rows: Int)
+
+    init(arguments: [String]) {
+        let numbers = arguments.dropFirst().map { Int($0) }
+        switch (arguments.first, numbers.count) {
+        case (nil, _): self = .all
+        case ("--change-feeds", 0): self = .changeFeeds
+        case ("--rules", 0): self = .throughRules
+        case ("--change-feed-write", 3):
+            guard let variant = numbers[0], let write = numbers[1], let rows = numbers[2] else { Self.usage(arguments) }
+            self = .changeFeedWrite(variant: variant, write: write, rows: rows)
+        case ("--migration-memory", 1):
+            guard let rows = numbers[0] else { Self.usage(arguments) }
+            self = .migrationMemory(rows: rows)
+        default: Self.usage(arguments)
+        }
+    }
+
+    private static func usage(_ arguments: [String]) -> Never {
+        fatalError("sqlitetriggers-bench: unknown arguments \(arguments); see Options.swift")
+    }
+}
