@@ -1,6 +1,8 @@
 import GRDB
 import Foundation
 
+// MARK: - The API
+
 /// Which function fills the migrated keys of new rows.
 public enum UUIDFunction: String, Sendable {
     /// `uuid()`: random, version 4.
@@ -122,6 +124,10 @@ public struct PrimaryKeyMigrationReport: Sendable, Equatable {
     public var statements: [String] = []
 }
 
+// MARK: - Orchestration
+
+/// One migration: the API's arguments, then `run`, which plans, refuses or
+/// rewrites, copies and checks, in one transaction.
 struct PrimaryKeyMigration {
     let tables: [String]
     let uuidFunction: UUIDFunction
@@ -130,8 +136,18 @@ struct PrimaryKeyMigration {
     var addedKeyName = "id"
     var dryRun = false
     var progress: (String) -> Void = { _ in }
-    /// Called after each step with its name; tests throw from it.
+    #if DEBUG
+    /// Called after each step with its name: the tests' fault injection,
+    /// compiled into debug builds only.
     var afterStep: (String) throws -> Void = { _ in }
+    #endif
+
+    /// The end of a step (`afterStep` hears it in debug builds).
+    private func finished(_ step: String) throws {
+        #if DEBUG
+        try afterStep(step)
+        #endif
+    }
 
     struct Plan {
         let table: String
@@ -204,11 +220,11 @@ struct PrimaryKeyMigration {
         try refuseColumnCountDependents(plans.filter { $0.rewrite.oldKeyColumn == nil }.map(\.table), db)
         report.warnings += try foreignKeyViolations(outside: names, db)
         let analyzed = try analyzedTables(names, db)
-        try afterStep("planned")
+        try finished("planned")
         for plan in plans {
             try explained(plan.table, "creating its new table") { try db.execute(sql: plan.rewrite.sql) }
         }
-        try afterStep("created")
+        try finished("created")
         for plan in plans {
             progress("\(plan.table): copying its rows")
             try explained(plan.table, "copying its rows") { try copy(plan, salt: salt, db) }
@@ -221,25 +237,25 @@ struct PrimaryKeyMigration {
                 WHERE \(column) IS NOT NULL
                 """, arguments: ["salt": salt])
         }
-        try afterStep("copied")
+        try finished("copied")
         for plan in plans { try db.execute(sql: "DROP TABLE \(SQLQuoting.identifier(plan.table))") }
-        try afterStep("dropped")
+        try finished("dropped")
         for plan in plans {
             try db.execute(sql: "ALTER TABLE \(SQLQuoting.identifier(plan.temporaryName)) RENAME TO \(SQLQuoting.identifier(plan.table))")
         }
-        try afterStep("renamed")
+        try finished("renamed")
         for plan in plans {
             try explained(plan.table, "recreating its indexes and triggers") {
                 for sql in plan.indexesAndTriggers { try db.execute(sql: sql) }
             }
         }
         for table in analyzed { try db.execute(sql: "ANALYZE \(SQLQuoting.identifier(table))") }
-        try afterStep("recreated")
+        try finished("recreated")
         // Only the migrated tables: the others did not change.
         for table in names where try Row.fetchOne(db, sql: "SELECT 1 FROM pragma_foreign_key_check(?)", arguments: [table]) != nil {
             throw ViolationAfterMigration(table: table)
         }
-        try afterStep("checked")
+        try finished("checked")
         return report
     }
 
@@ -258,6 +274,106 @@ struct PrimaryKeyMigration {
     /// A migrated table fails PRAGMA foreign_key_check: the migration is
     /// rolled back, then the violation described from the original rows.
     private struct ViolationAfterMigration: Error { let table: String }
+
+    // MARK: - Refusals: what the migration will not do, said before anything changes
+
+    /// A table that gains an "id" column has one column more: a trigger's
+    /// `INSERT INTO t VALUES (...)` or `INSERT INTO t SELECT ...` without a
+    /// column list, and a view or trigger selecting `*` from it, would break
+    /// (or shift values) after the migration. Refused before anything
+    /// changes, naming the object.
+    private func refuseColumnCountDependents(_ gaining: [String], _ db: Database) throws {
+        guard !gaining.isEmpty else { return }
+        let objects = try Row.fetchAll(db, sql: """
+            SELECT type, name, sql FROM sqlite_schema WHERE type IN ('trigger', 'view') AND sql IS NOT NULL
+            UNION ALL
+            SELECT type, name, sql FROM sqlite_temp_schema WHERE type IN ('trigger', 'view') AND sql IS NOT NULL
+            """)
+        for object in objects {
+            let kind: String = object["type"]
+            let name: String = object["name"]
+            let tokens = tokenizeSQL(object["sql"]).filter { $0.kind != .trivia }
+            func gainingTable(at index: Int) -> String? {
+                // A name, or schema.name.
+                var nameIndex = index
+                if index + 2 < tokens.count, tokens[index + 1].text == "." { nameIndex = index + 2 }
+                guard nameIndex < tokens.count, tokens[nameIndex].isName else { return nil }
+                return gaining.firstName(matching: tokens[nameIndex].name)
+            }
+            for (index, token) in tokens.enumerated() where token.isWord("INTO") && index > 0 {
+                guard let table = gainingTable(at: index + 1) else { continue }
+                var next = index + 2
+                if next < tokens.count, tokens[next].text == "." { next += 2 }
+                if next < tokens.count, tokens[next].isWord("AS") { next += 2 }
+                if next < tokens.count, ["VALUES", "SELECT", "WITH"].contains(where: tokens[next].isWord) {
+                    throw PrimaryKeyMigrationError(table: table, reason:
+                        "\(kind) \"\(name)\" inserts into it without a column list, and it gains an \"id\" column: "
+                        + "name the columns in that INSERT first")
+                }
+            }
+            let selectsStar = tokens.indices.contains { (index: Int) -> Bool in
+                guard index > 0, tokens[index].text == "*" else { return false }
+                let before = tokens[index - 1]
+                return before.isWord("SELECT") || before.isWord("DISTINCT") || before.isWord("ALL")
+                    || before.text == "," || before.text == "."
+            }
+            if selectsStar, let table = tokens.indices.lazy.compactMap({ gainingTable(at: $0) }).first {
+                throw PrimaryKeyMigrationError(table: table, reason:
+                    "\(kind) \"\(name)\" selects * where it is used, and it gains an \"id\" column: "
+                    + "name the columns in that \(kind) first")
+            }
+        }
+    }
+
+    /// A table left out whose foreign keys point into the migration would
+    /// keep integer values that no longer match anything.
+    private func refuseReferencesFromOutside(_ names: [String], _ db: Database) throws {
+        let outside = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+            .filter { name in !names.containsName(name) }
+        for table in outside {
+            for parent in try String.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table]) {
+                if let migrated = names.firstName(matching: parent) {
+                    throw PrimaryKeyMigrationError(table: migrated, reason:
+                        "\"\(table)\" references it but is not part of the migration")
+                }
+            }
+        }
+    }
+
+    /// An external-content full-text table of `table` (FTS5's
+    /// `content="table"`, FTS4's too) that uses the key as its rowid, through
+    /// FTS5's `content_rowid="key"` or through triggers writing `new.key` into
+    /// it, as GRDB's `t.synchronize(withTable:)` makes them: once the key is
+    /// text, its reads fail ("database disk image is malformed") and every
+    /// write to the table fails ("datatype mismatch"). Refused before
+    /// anything changes, naming the table and the remedy.
+    private func refuseFullTextTablesKeyedOn(_ key: String, of table: String, _ db: Database) throws {
+        let virtualTables = try Row.fetchAll(db, sql: """
+            SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'
+            """)
+        let triggers = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? AND sql IS NOT NULL",
+                                           arguments: [table])
+        for virtualTable in virtualTables {
+            let (name, sql): (String, String) = (virtualTable["name"], virtualTable["sql"])
+            let options = moduleOptions(tokenizeSQL(sql).filter { $0.kind != .trivia })
+            guard let content = options["content"], sqliteNamesEqual(content, table) else { continue }
+            let isKeyedByOption = options["content_rowid"].map { sqliteNamesEqual($0, key) } ?? false
+            let isKeyedByTrigger = triggers.contains { trigger in
+                let tokens = tokenizeSQL(trigger).filter { $0.kind != .trivia }
+                return tokens.contains { $0.isName && sqliteNamesEqual($0.name, name) }
+                    && tokens.indices.dropFirst(2).contains { index in
+                        tokens[index].isName && sqliteNamesEqual(tokens[index].name, key) && tokens[index - 1].text == "."
+                            && ["new", "old"].contains(tokens[index - 2].name.lowercased())
+                    }
+            }
+            if isKeyedByOption || isKeyedByTrigger {
+                throw PrimaryKeyMigrationError(table: table, reason:
+                    "its full-text table \"\(name)\" uses \"\(key)\" as its rowid (\(isKeyedByOption ? "content_rowid" : "its triggers write it")), "
+                    + "which becomes text: drop \"\(name)\" and its triggers first, migrate, then create it again "
+                    + "(GRDB's t.synchronize(withTable:) then keys it on the rowid, which the migration keeps)")
+            }
+        }
+    }
 
     /// Foreign key violations in tables the migration leaves alone: they
     /// were there before, so they are reported, not blamed on it.
@@ -288,12 +404,37 @@ struct PrimaryKeyMigration {
         return "row \(rowid.map(String.init) ?? "?") holds \"\(column)\" = \(value), which is no row of \"\(parent)\""
     }
 
+    // MARK: - Planning: which tables, keys and references, and the new schema
+
+    /// The tables as the schema spells them, each once.
+    private func resolvedNames(_ db: Database) throws -> [String] {
+        var names: [String] = []
+        for table in tables {
+            guard let name = try storedTableName(table, db) else {
+                throw PrimaryKeyMigrationError(table: table, reason: "no such table")
+            }
+            if !names.containsName(name) { names.append(name) }
+        }
+        return names
+    }
+
     /// The migrated tables that ANALYZE had statistics for: analyzed again
     /// afterwards, so that query plans do not change.
     private func analyzedTables(_ names: [String], _ db: Database) throws -> [String] {
         guard try db.tableExists("sqlite_stat1") else { return [] }
         let analyzed = try String.fetchSet(db, sql: "SELECT DISTINCT tbl FROM sqlite_stat1")
         return names.filter { name in analyzed.containsName(name) }
+    }
+
+    /// A table's name as the schema spells it (SQLite matches names
+    /// ignoring ASCII case), or nil.
+    private func storedTableName(_ name: String, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [name])
+    }
+
+    /// The integer primary key column of a table, or nil when it has none.
+    private func integerKey(of table: String, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk = 1", arguments: [table])
     }
 
     /// The extra references as the schema spells them, checked before
@@ -376,91 +517,6 @@ struct PrimaryKeyMigration {
             }
         }
         return warnings
-    }
-
-    /// A table's name as the schema spells it (SQLite matches names
-    /// ignoring ASCII case), or nil.
-    private func storedTableName(_ name: String, _ db: Database) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [name])
-    }
-
-    private func plan(forName name: String, _ plans: [Plan]) -> Plan? {
-        plans.first { sqliteNamesEqual($0.table, name) }
-    }
-
-    /// A table that gains an "id" column has one column more: a trigger's
-    /// `INSERT INTO t VALUES (...)` or `INSERT INTO t SELECT ...` without a
-    /// column list, and a view or trigger selecting `*` from it, would break
-    /// (or shift values) after the migration. Refused before anything
-    /// changes, naming the object.
-    private func refuseColumnCountDependents(_ gaining: [String], _ db: Database) throws {
-        guard !gaining.isEmpty else { return }
-        let objects = try Row.fetchAll(db, sql: """
-            SELECT type, name, sql FROM sqlite_schema WHERE type IN ('trigger', 'view') AND sql IS NOT NULL
-            UNION ALL
-            SELECT type, name, sql FROM sqlite_temp_schema WHERE type IN ('trigger', 'view') AND sql IS NOT NULL
-            """)
-        for object in objects {
-            let kind: String = object["type"]
-            let name: String = object["name"]
-            let tokens = tokenizeSQL(object["sql"]).filter { $0.kind != .trivia }
-            func gainingTable(at index: Int) -> String? {
-                // A name, or schema.name.
-                var nameIndex = index
-                if index + 2 < tokens.count, tokens[index + 1].text == "." { nameIndex = index + 2 }
-                guard nameIndex < tokens.count, tokens[nameIndex].isName else { return nil }
-                return gaining.firstName(matching: tokens[nameIndex].name)
-            }
-            for (index, token) in tokens.enumerated() where token.isWord("INTO") && index > 0 {
-                guard let table = gainingTable(at: index + 1) else { continue }
-                var next = index + 2
-                if next < tokens.count, tokens[next].text == "." { next += 2 }
-                if next < tokens.count, tokens[next].isWord("AS") { next += 2 }
-                if next < tokens.count, ["VALUES", "SELECT", "WITH"].contains(where: tokens[next].isWord) {
-                    throw PrimaryKeyMigrationError(table: table, reason:
-                        "\(kind) \"\(name)\" inserts into it without a column list, and it gains an \"id\" column: "
-                        + "name the columns in that INSERT first")
-                }
-            }
-            let selectsStar = tokens.indices.contains { (index: Int) -> Bool in
-                guard index > 0, tokens[index].text == "*" else { return false }
-                let before = tokens[index - 1]
-                return before.isWord("SELECT") || before.isWord("DISTINCT") || before.isWord("ALL")
-                    || before.text == "," || before.text == "."
-            }
-            if selectsStar, let table = tokens.indices.lazy.compactMap({ gainingTable(at: $0) }).first {
-                throw PrimaryKeyMigrationError(table: table, reason:
-                    "\(kind) \"\(name)\" selects * where it is used, and it gains an \"id\" column: "
-                    + "name the columns in that \(kind) first")
-            }
-        }
-    }
-
-    /// A table left out whose foreign keys point into the migration would
-    /// keep integer values that no longer match anything.
-    private func refuseReferencesFromOutside(_ names: [String], _ db: Database) throws {
-        let outside = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-            .filter { name in !names.containsName(name) }
-        for table in outside {
-            for parent in try String.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table]) {
-                if let migrated = names.firstName(matching: parent) {
-                    throw PrimaryKeyMigrationError(table: migrated, reason:
-                        "\"\(table)\" references it but is not part of the migration")
-                }
-            }
-        }
-    }
-
-    /// The tables as the schema spells them, each once.
-    private func resolvedNames(_ db: Database) throws -> [String] {
-        var names: [String] = []
-        for table in tables {
-            guard let name = try storedTableName(table, db) else {
-                throw PrimaryKeyMigrationError(table: table, reason: "no such table")
-            }
-            if !names.containsName(name) { names.append(name) }
-        }
-        return names
     }
 
     private func plan(for table: String, migrating names: [String], extraReferences: [ExtraReference],
@@ -574,39 +630,8 @@ struct PrimaryKeyMigration {
                     droppedUniqueIndexes: droppedUniqueIndexes, nullKeys: nullKeys)
     }
 
-    /// An external-content full-text table of `table` (FTS5's
-    /// `content="table"`, FTS4's too) that uses the key as its rowid, through
-    /// FTS5's `content_rowid="key"` or through triggers writing `new.key` into
-    /// it, as GRDB's `t.synchronize(withTable:)` makes them: once the key is
-    /// text, its reads fail ("database disk image is malformed") and every
-    /// write to the table fails ("datatype mismatch"). Refused before
-    /// anything changes, naming the table and the remedy.
-    private func refuseFullTextTablesKeyedOn(_ key: String, of table: String, _ db: Database) throws {
-        let virtualTables = try Row.fetchAll(db, sql: """
-            SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'
-            """)
-        let triggers = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? AND sql IS NOT NULL",
-                                           arguments: [table])
-        for virtualTable in virtualTables {
-            let (name, sql): (String, String) = (virtualTable["name"], virtualTable["sql"])
-            let options = moduleOptions(tokenizeSQL(sql).filter { $0.kind != .trivia })
-            guard let content = options["content"], sqliteNamesEqual(content, table) else { continue }
-            let isKeyedByOption = options["content_rowid"].map { sqliteNamesEqual($0, key) } ?? false
-            let isKeyedByTrigger = triggers.contains { trigger in
-                let tokens = tokenizeSQL(trigger).filter { $0.kind != .trivia }
-                return tokens.contains { $0.isName && sqliteNamesEqual($0.name, name) }
-                    && tokens.indices.dropFirst(2).contains { index in
-                        tokens[index].isName && sqliteNamesEqual(tokens[index].name, key) && tokens[index - 1].text == "."
-                            && ["new", "old"].contains(tokens[index - 2].name.lowercased())
-                    }
-            }
-            if isKeyedByOption || isKeyedByTrigger {
-                throw PrimaryKeyMigrationError(table: table, reason:
-                    "its full-text table \"\(name)\" uses \"\(key)\" as its rowid (\(isKeyedByOption ? "content_rowid" : "its triggers write it")), "
-                    + "which becomes text: drop \"\(name)\" and its triggers first, migrate, then create it again "
-                    + "(GRDB's t.synchronize(withTable:) then keys it on the rowid, which the migration keeps)")
-            }
-        }
+    private func plan(forName name: String, _ plans: [Plan]) -> Plan? {
+        plans.first { sqliteNamesEqual($0.table, name) }
     }
 
     /// The `name = value` arguments of a `CREATE VIRTUAL TABLE ... USING
@@ -652,10 +677,7 @@ struct PrimaryKeyMigration {
         return computations
     }
 
-    /// The integer primary key column of a table, or nil when it has none.
-    private func integerKey(of table: String, _ db: Database) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk = 1", arguments: [table])
-    }
+    // MARK: - Copying the rows
 
     /// Copies every row, keeping its rowid: `SELECT rowid, id` is then the
     /// old-to-new mapping, and whatever is keyed on rowids (external-content
