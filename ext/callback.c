@@ -89,8 +89,9 @@
 ** observers happens in sqlitetriggers_deliver() (callback_delivery.c),
 ** not in xCommit: xCommit runs inside sqlite3_step(), where an observer
 ** could not use the connection.  The host calls sqlitetriggers_deliver()
-** once a statement has finished (SQLiteTriggersGRDB does it when GRDB
-** reports the commit); observers may then read and write the database, and
+** once a statement has finished (SQLiteTriggersGRDB's CallbackDeliverer,
+** Sources/SQLiteTriggersGRDB/Callbacks/CallbackDeliverer.swift, does it when
+** GRDB reports the commit); observers may then read and write the database, and
 ** events their writes commit are delivered by the same call, in order.
 */
 #include "callback_internal.h"

@@ -112,22 +112,6 @@ private final class StoredTransactionDate {
     }
 }
 
-/// Delivers swift_callback events after each commit of a connection.
-private final class CallbackDeliverer: TransactionObserver {
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
-    func databaseDidChange(with event: DatabaseEvent) {}
-    func databaseDidRollback(_ db: Database) {}
-
-    func databaseDidCommit(_ db: Database) {
-        guard let handle = db.sqliteConnection else { return }
-        do {
-            try RawConnection.deliverCallbacks(on: handle)
-        } catch {
-            CallbackObservation.defaultErrorHandler(error)
-        }
-    }
-}
-
 /// Our tokens are GRDB cancellables: an app can keep them beside its
 /// `ValueObservation` cancellables, in one `[any DatabaseCancellable]`.
 extension CallbackObservation: DatabaseCancellable {}
