@@ -205,6 +205,10 @@ func onMainActor<Value: Sendable>(_ body: @escaping @MainActor (Value) -> Void) 
 /// Hands a writer-level observer's events and errors to its scheduling.
 /// Scheduled work that runs after the token was cancelled or released does
 /// nothing.
+///
+/// Lifetime: held by the observer's handler (so by the C layer's box) and
+/// by the work it schedules; `cancellation`, set on the writer's queue when
+/// the observation starts, is the token's flag, read before each delivery.
 final class ScheduledDelivery<Element: Sendable>: @unchecked Sendable {
     /// The token's cancellation, set once on the writer's queue right after
     /// registering, before any event can arrive (events come on that queue).

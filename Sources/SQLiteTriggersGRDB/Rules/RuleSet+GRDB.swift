@@ -55,6 +55,12 @@ extension RuleSet {
 /// Puts lost rules back after each commit that changed a schema. The rules
 /// come from a function of the live schema (a change feed lists the table's
 /// current columns); rules it no longer returns are dropped.
+///
+/// Lifetime: a transaction observer of the writer's connection, used on the
+/// writer's queue only. A rule set's keeper lasts as long as the connection
+/// (`.databaseLifetime`); a feed's or a check's lasts as long as its
+/// `ChangeDecoder`, which removes the keeper's rules when it goes
+/// (`.observerLifetime`, GRDB holding the keeper weakly).
 final class RuleKeeper: TransactionObserver {
     let currentRules: (Database) throws -> [TempTrigger]
     let onError: @Sendable (any Error) -> Void

@@ -1,0 +1,50 @@
+import Foundation
+
+/// The one renderer of `CREATE TEMP TRIGGER`: the builders, the change
+/// feeds' checks and the rule keeper's blockers all write their triggers
+/// through it, one clause a line and the body indented.
+package struct TriggerDefinition: Sendable {
+    package let timing: TriggerTiming
+    /// "INSERT", "DELETE", "UPDATE" or "UPDATE OF ...".
+    package let event: String
+    /// The table or view, quoted (and qualified, for a table).
+    package let target: String
+    package let condition: String?
+    /// Each statement of the body, as its clauses.
+    package let body: [[String]]
+
+    package init(timing: TriggerTiming, event: String, target: String, condition: String?, body: [[String]]) {
+        (self.timing, self.event, self.target, self.condition, self.body) = (timing, event, target, condition, body)
+    }
+
+    /// Everything after the trigger's name.
+    package var sql: String {
+        var lines = ["\(timing.rawValue) \(event) ON \(target)", "FOR EACH ROW"]
+        if let condition { lines.append("WHEN \(condition)") }
+        lines.append("BEGIN")
+        for clauses in body { lines.append(clauses.map { "  " + $0 }.joined(separator: "\n") + ";") }
+        lines.append("END")
+        return lines.joined(separator: "\n")
+    }
+
+    package func createStatement(named name: String, ifNotExists: Bool) -> String {
+        "CREATE TEMP TRIGGER \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLQuoting.identifier(name))\n\(sql)"
+    }
+}
+
+/// The SQL's tokens without whitespace or comments, one space apart.
+package func canonicalTokens(_ sql: String) -> String {
+    tokenizeSQL(sql).filter { $0.kind != .trivia }.map(\.text).joined(separator: " ")
+}
+
+/// FNV-1a over the UTF-8 text: stable across runs and platforms, unlike
+/// Swift's seeded `Hasher`.
+package func stableHash(_ text: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash ^= UInt64(byte)
+        hash &*= 0x100_0000_01b3
+    }
+    let hex = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+}
