@@ -77,6 +77,10 @@ let package = Package(
         .executableTarget(
             name: "sqlitetriggers-bench",
             dependencies: ["SQLiteTriggersGRDB", "SQLiteTriggersMacros", "SQLiteTriggersBenchSession", "SQLiteTriggersCSQLite"]),
+        // The core on its own, on raw sqlite3 handles.
+        .testTarget(
+            name: "SQLiteTriggersTests",
+            dependencies: ["SQLiteTriggers", "SQLiteTriggersCSQLite"]),
         .testTarget(
             name: "SQLiteTriggersGRDBTests",
             dependencies: [
