@@ -173,6 +173,9 @@ int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOn
 void sqlitetriggers_capture_forget(Connection *p, const char *zTable);
 int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p);
 
+/* controls.c */
+int sqlitetriggers_register_controls(sqlite3 *db, Connection *p);
+
 /* change_feed.c */
 int sqlitetriggers_register_change_feed_functions(sqlite3 *db, Connection *p);
 
