@@ -59,7 +59,7 @@ public struct ChangedKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One committed transaction's changes of a table, in commit order (net,
-/// when the feed folds them): what ``DatabaseWriter/observeTransactions(of:feed:scheduling:onError:onTransaction:)``
+/// when the feed folds them): what `observeTransactions(of:feed:scheduling:onError:onTransaction:)`
 /// delivers.
 ///
 /// ```swift
@@ -84,7 +84,7 @@ extension CommittedTransaction: Equatable where Record: Equatable {}
 /// are never decoded: kinds, the columns an UPDATE must change, and
 /// conditions over `old` and `new`. Feeds filter the table's captured
 /// changes after commit (a subquery in a condition sees the committed
-/// database); ``DatabaseWriter/checkChanges(to:feed:_:)`` filters inside
+/// database); `checkChanges(to:feed:_:)` filters inside
 /// the statement, with the triggers' own `UPDATE OF` and `WHEN`.
 ///
 /// ```swift

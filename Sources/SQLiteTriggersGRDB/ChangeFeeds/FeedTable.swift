@@ -15,7 +15,7 @@ import GRDB
 /// `decode` receives a GRDB `Row` of the table's live columns, under their
 /// names, in the table's order (`SELECT *`), with the values the change
 /// carries; it runs on the writer's queue, or inside the statement for
-/// ``DatabaseWriter/checkChanges(to:feed:_:)-(FeedTable<Record>,_,_)``.
+/// `checkChanges(to:feed:_:)`.
 /// A row that does not decode goes to the observation's `onError`.
 public struct FeedTable<Record>: Sendable {
     /// The table's name in SQL, matched as SQLite matches names (any case).
