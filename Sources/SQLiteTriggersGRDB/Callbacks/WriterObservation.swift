@@ -161,6 +161,8 @@ extension DatabaseWriter {
         try writeWithoutTransaction { db in try db.committedCallbacks(name, as: payload, bufferingNewest: limit) }
     }
 
+    // MARK: - Starting an observation
+
     /// Registers on the writer's connection; decodes there (arguments live
     /// only during the call) and hands the value to `scheduling`.
     private func startObservation<Element: Sendable>(
@@ -191,6 +193,8 @@ extension DatabaseWriter {
         }
     }
 }
+
+// MARK: - Delivery where the scheduling says
 
 extension CallbackScheduling {
     /// The main queue, which is the main actor's.

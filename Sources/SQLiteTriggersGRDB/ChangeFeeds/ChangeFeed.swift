@@ -185,6 +185,8 @@ extension ChangeFeed where Record: TableDescription {
     }
 }
 
+// MARK: - What every part of a feed reads
+
 extension ChangeFeed {
     /// Whether the feed reports updates (its events may carry two rows).
     var hasUpdates: Bool { if case .some = updates { true } else { false } }

@@ -239,6 +239,8 @@ extension DatabaseWriter {
         return try startChangeFeed(feed, of: table, delivery: delivery, decodeSide: ChangeDecoder<Record>.record, onTransaction: group)
     }
 
+    // MARK: - Starting a feed
+
     /// `decodeSide` builds an element from a side of a change: a record, or
     /// the ``ChangedKey`` of a keys-only feed.
     private func startChangeFeed<Record, Element: Sendable>(
