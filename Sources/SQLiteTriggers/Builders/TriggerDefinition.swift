@@ -4,27 +4,20 @@ import Foundation
 /// feeds' checks and the rule keeper's blockers all write their triggers
 /// through it, one clause a line and the body indented.
 package struct TriggerDefinition: Sendable {
-    package let timing: TriggerTiming
-    /// "INSERT", "DELETE", "UPDATE" or "UPDATE OF ...".
-    package let event: String
-    /// The table or view, quoted (and qualified, for a table).
-    package let target: String
-    package let condition: String?
-    /// Each statement of the body, as its clauses.
-    package let body: [[String]]
+    /// Everything after the trigger's name, rendered once: the builders
+    /// hash it for the derived name, then write it.
+    package let sql: String
 
+    /// `event` is "INSERT", "DELETE", "UPDATE" or "UPDATE OF ..."; `target`
+    /// the table or view, quoted (and qualified, for a table); `body` each
+    /// statement as its clauses.
     package init(timing: TriggerTiming, event: String, target: String, condition: String?, body: [[String]]) {
-        (self.timing, self.event, self.target, self.condition, self.body) = (timing, event, target, condition, body)
-    }
-
-    /// Everything after the trigger's name.
-    package var sql: String {
         var lines = ["\(timing.rawValue) \(event) ON \(target)", "FOR EACH ROW"]
         if let condition { lines.append("WHEN \(condition)") }
         lines.append("BEGIN")
         for clauses in body { lines.append(clauses.map { "  " + $0 }.joined(separator: "\n") + ";") }
         lines.append("END")
-        return lines.joined(separator: "\n")
+        sql = lines.joined(separator: "\n")
     }
 
     package func createStatement(named name: String, ifNotExists: Bool) -> String {

@@ -39,9 +39,7 @@ extension RuleSet {
                 "installing rules", consequence: "its triggers would never fire", remedy: "install rules on the writer"))
         }
         for rule in rules {
-            if let invalidReason = rule.invalidReason {
-                throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "installing rules: " + invalidReason + ": " + rule.sql)
-            }
+            try rule.refuseIfInvalid()
             if try !db.tableExists(rule.tableName) && !db.viewExists(rule.tableName) {
                 throw DatabaseError(resultCode: .SQLITE_ERROR, message:
                     "rule \"\(rule.name)\" is on \"\(rule.tableName)\", which does not exist: "

@@ -22,9 +22,7 @@ extension TempTrigger {
     /// A read-only connection (a `DatabasePool` reader) is refused: it never
     /// writes, so its triggers would never fire.
     public func execute(_ db: Database) throws {
-        if let invalidReason {
-            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: invalidReason + ": " + sql)
-        }
+        try refuseIfInvalid()
         if db.configuration.readonly {
             throw DatabaseError(resultCode: .SQLITE_READONLY, message: readOnlyRefusal(
                 "rule \"\(name)\"", consequence: "its triggers would never fire", remedy: "install rules on the writer"))
@@ -56,6 +54,14 @@ extension TempTrigger {
                 "rule \"\(name)\" on \"\(tableName)\" does not fit the live schema: UPDATE OF names \"\(column)\", "
                 + "which the table does not have, so the rule would never fire. "
                 + "Does the table have every column the rule names (a property missing from the table)?")
+        }
+    }
+
+    /// Throws why SQL given to `TempTrigger(sql:)` is no trigger a rule set
+    /// can keep, naming the SQL.
+    func refuseIfInvalid() throws {
+        if let invalidReason {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: invalidReason + ": " + sql)
         }
     }
 
