@@ -86,6 +86,59 @@ import Testing
         #expect(checked.value.count >= expected.count)
     }
 
+    /// Beside another trigger that rewrites the row, in both
+    /// `recursive_triggers` modes: a replica kept from a `FeedTable`'s
+    /// changes equals the table, and its net feed equals the record feed's.
+    @Test(arguments: [false, true]) func besideATouchTriggerInBothRecursiveModes(recursiveTriggers: Bool) throws {
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db in
+            try db.execute(sql: "PRAGMA recursive_triggers = \(recursiveTriggers ? "ON" : "OFF")")
+            try db.execute(sql: """
+                CREATE TEMP TRIGGER rankTouch AFTER UPDATE ON main.feedItems WHEN new.rank IS old.rank
+                BEGIN UPDATE feedItems SET rank = rank + 100 WHERE id = new.id AND rank < 100; END
+                """)
+        }
+        let replica = Locked<[String: PlainItem]>([:])
+        let plainNet = Locked<[RecordChange<PlainItem>]>([]), recordNet = Locked<[RecordChange<FeedItem>]>([])
+        let observations = [
+            try dbQueue.observeChanges(to: PlainItem.table, scheduling: .onWriterQueue) { change in
+                replica.mutate { rows in
+                    switch change {
+                    case .inserted(let new): rows[new.id] = new
+                    case .updated(let old, let new): rows[old.id] = nil; rows[new.id] = new
+                    case .deleted(let old): rows[old.id] = nil
+                    }
+                }
+            },
+            try dbQueue.observeChanges(to: PlainItem.table, feed: ChangeFeed.all.netPerTransaction(), scheduling: .onWriterQueue) { change in
+                plainNet.mutate { $0.append(change) } },
+            try dbQueue.observeChanges(to: FeedItem.self, feed: ChangeFeed.all.netPerTransaction(), scheduling: .onWriterQueue) { change in
+                recordNet.mutate { $0.append(change) } },
+        ]
+        defer { observations.forEach { $0.cancel() } }
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'Home'), (2, 'Work')")
+            try db.execute(sql: "INSERT INTO feedItems(id, listID, ownerID, title) VALUES ('a', 1, 2, 'Milk'), ('b', 1, NULL, 'Eggs')")
+            try db.execute(sql: "UPDATE feedItems SET title = title || '!'")                      // the touch rewrites each row
+            try db.execute(sql: "INSERT OR REPLACE INTO feedItems(id, listID, title) VALUES ('b', 2, 'Bread')")
+        }
+        try dbQueue.write { db in try db.execute(sql: "DELETE FROM feedLists WHERE id = 2") }    // CASCADE and SET NULL
+        let table = try dbQueue.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, title, rank FROM feedItems").map { row in
+                PlainItem(title: row["title"], rank: row["rank"], id: row["id"])
+            }
+        }
+        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.id, $0) }) == replica.value)
+        #expect(table.contains { $0.rank >= 100 }, "the touch trigger ran")
+        #expect(plainNet.value == recordNet.value.map { change -> RecordChange<PlainItem> in
+            switch change {
+            case .inserted(let new): .inserted(PlainItem(new))
+            case .updated(let old, let new): .updated(old: PlainItem(old), new: PlainItem(new))
+            case .deleted(let old): .deleted(PlainItem(old))
+            }
+        })
+    }
+
     @Test func anAsyncSequenceAndKeysOfAFeedTable() async throws {
         let dbQueue = try makeQueue()
         let keys = Locked<[RecordChange<ChangedKey>]>([])
