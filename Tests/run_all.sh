@@ -51,6 +51,14 @@ missing_toolchain() {
   echo "$1: 0 passed, 1 failed"
 }
 
+# The durable log written and read by separate processes at once (Tests/processes).
+processes_stage() {
+  local dir
+  dir=$(mktemp -d)
+  "${PYTHON:-python3}" Tests/processes/durable_log.py "$dir" --transactions "${PROCESS_TRANSACTIONS:-4000}"
+  rm -rf "$dir"
+}
+
 arm64_stage() {
   if ! command -v "${ARM64_CC:-aarch64-linux-gnu-gcc}" >/dev/null ||
      ! command -v qemu-aarch64 >/dev/null ||
@@ -87,6 +95,7 @@ stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage sanitize bash Tests/sanitize.sh
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
+stage processes processes_stage
 stage apple env PYTHON="${PYTHON:-python3}" bash Tests/python/apple_shell_suites.sh
 stage arm64 arm64_stage
 stage c32 i386_stage

@@ -10,6 +10,7 @@
 **   uuidv7_timestamp(X), uuidv7_datetime(X)                       uuid.c
 **   datetime_subsec(...), unixepoch_subsec(...)                   time.c
 **   sqlitetriggers_change_feed(TABLE, MODE)                       change_feed.c
+**   sqlitetriggers_log_install(TABLE), _uninstall(TABLE), _check() durable_log.c
 **   swift_callback(NAME, ...), swift_callback_log_capacity(N), the tables
 **   swift_callback_log and temp.swift_callback_pending          callback.c
 **
@@ -149,6 +150,7 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_time_functions(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_callback_functions(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_change_feed_functions(db, p);
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_durable_log_functions(db, p);
   sqlitetriggers_connection_release(p);
   if( rc!=SQLITE_OK && pzErrMsg ){
     *pzErrMsg = sqlite3_mprintf("sqlitetriggers: registration failed: %s",

@@ -179,6 +179,9 @@ int sqlitetriggers_register_controls(sqlite3 *db, Connection *p);
 /* change_feed.c */
 int sqlitetriggers_register_change_feed_functions(sqlite3 *db, Connection *p);
 
+/* durable_log.c */
+int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p);
+
 #if defined(__GNUC__) || defined(__clang__)
 # pragma GCC visibility pop
 #endif

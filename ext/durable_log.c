@@ -1,0 +1,749 @@
+/*
+** durable_log.c: a durable change log in the database file, written by
+** plain SQL triggers, so that every writer records its changes (a process
+** that never loaded this extension, the sqlite3 shell, Python's sqlite3
+** module, a widget) and read by any number of consumers, each with its own
+** position, in any process.
+**
+** The TEMP change feeds (change_capture.c) see only the connection that
+** installed them, exactly, with values.  This log sees every process, and
+** records which row of which table changed and how; a consumer reads the
+** row's values when it reads the change.  Only this file's installer needs
+** the extension: the log's triggers call no function of ours, and reading,
+** advancing and compacting are plain SQL too.
+**
+** THE FORMAT (written once; SQLiteTriggersGRDB's consumer reads the same)
+**   In the main schema, created by the first install:
+**
+**   sqlitetriggers_log(id, tableId, kind, rowKey, tx)
+**       One row per row change.  id: AUTOINCREMENT, so ids only grow and
+**       never come back after compaction; writers are serialized, so ids
+**       are commit order, and one transaction's rows are contiguous.
+**       tableId: sqlitetriggers_log_tables.id.  kind: 1 insert, 2 update,
+**       3 delete.  rowKey: the row's primary key, the column's value for a
+**       one-column key, json_array(...) of the key's columns in key order
+**       for a composite one.  An update that changes the key is a delete of
+**       the old key and an insert of the new.  tx: NULL (plain SQL cannot
+**       tell one transaction from the next; see TRANSACTIONS).
+**   sqlitetriggers_log_tables(id, tableName, keyColumns)
+**       The logged tables: the name installed (the triggers follow a
+**       RENAME TO; install again to rename it here) and the key's columns
+**       as a JSON array.
+**   sqlitetriggers_log_consumers(name, position)
+**       One row per consumer: the id of the last change it has processed.
+**       Inserted with a NULL position, a consumer starts at the end of the
+**       log.  A position only moves forward, and never past the end
+**       (RAISE(ABORT) otherwise).
+**   sqlitetriggers_log_meta(id, formatVersion, maxBacklog, compactedThrough)
+**       One row.  Changes up to compactedThrough are gone.  A consumer
+**       whose position is below it fell behind: its next changes are lost,
+**       and it must read the tables afresh, then move its position to the
+**       end.  maxBacklog (default 1,000,000) is how many changes the log
+**       keeps for a consumer that does not read.
+**   sqlitetriggers_changes: a view of the log with table names and kinds
+**       as text, which consumers read.
+**
+**   On each logged table T, whose id is N:
+**     sqlitetriggers_log_N_insert, _update, _delete: AFTER triggers that
+**       insert the change, while at least one consumer exists (without
+**       one, nothing would ever read or compact the log).
+**     sqlitetriggers_log_N_replace: when T has UNIQUE constraints besides
+**       its key, BEFORE INSERT and BEFORE UPDATE triggers log the rows a
+**       write conflicts with as deletes.  With PRAGMA recursive_triggers
+**       OFF (SQLite's default) a row that REPLACE deletes fires no DELETE
+**       trigger; the probe logs it first.  When the write does not replace
+**       (it fails, is ignored, or recursive_triggers is ON and the DELETE
+**       trigger logs it too) the extra delete is either rolled back with
+**       the statement or harmless: see CONSUMING.
+**
+** CONSUMING (plain SQL; SQLiteTriggersGRDB does the same)
+**   In one read transaction: the consumer's position; the changes after it
+**   (SELECT * FROM sqlitetriggers_changes WHERE id > :position ORDER BY id
+**   LIMIT :n); for each changed key, the row as it is now (absent: deleted).
+**   Apply them, then UPDATE sqlitetriggers_log_consumers SET position =
+**   :lastId.  Applied in the same write transaction as the position, each
+**   change is processed once, even after a crash; applied elsewhere first
+**   (a server, another file), a crash before the position moves repeats the
+**   batch: at least once, so apply by key, idempotently.  A change is a
+**   hint that a key changed; the row read in the same transaction is the
+**   truth, so an extra hint (the probes above) costs a lookup and nothing
+**   else, and values are those of the time of reading, not of the change.
+**
+** COMPACTION
+**   Every change of a consumer's position (and every new or deleted
+**   consumer) moves compactedThrough to the lowest position of the
+**   consumers that have not fallen behind, or to maxBacklog changes before
+**   the end if that is further, and deletes the changes up to it.  So the
+**   log holds what the slowest live consumer has not read, at most
+**   maxBacklog changes past the last compaction.
+**
+** TRANSACTIONS
+**   SQL has no transaction identity, so a trigger in plain SQL cannot stamp
+**   one; tx stays NULL for every writer.  Consumers group a change with
+**   a NULL tx as a transaction of its own.
+**
+** SAFETY
+**   The log's triggers call no function, so a file that plants a log table
+**   or trigger makes no one run our code; a forged change names a key whose
+**   row the consumer reads for itself.  Installing is refused when one of
+**   the log's objects exists with another definition.  The install runs in
+**   one transaction (a savepoint inside the caller's), so two processes
+**   installing at once end with one log.
+**
+**   sqlitetriggers_log_install(TABLE)
+**       Installs, or installs again, the log of main.TABLE and the shared
+**       objects; returns the table's id.  Refused: no such table in main, a
+**       view or virtual table, a table without a declared PRIMARY KEY (its
+**       rowids change on VACUUM), a UNIQUE index on an expression or with
+**       a WHERE clause (what REPLACE deletes through it cannot be probed).
+**       A table renamed since its install keeps its id; its new name is
+**       written to sqlitetriggers_log_tables.
+**   sqlitetriggers_log_uninstall(TABLE)
+**       Drops TABLE's triggers and its registration and changes; 1, or 0
+**       when it was not logged.
+**   sqlitetriggers_log_check()
+**       The number of logged tables, or an error naming the first table
+**       whose triggers are not what an install would write now (dropped,
+**       the table recreated by a migration, renamed, a UNIQUE index added),
+**       and the remedy: install it again.  Consumers call it before
+**       reading.
+*/
+#include "sqlitetriggers_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_FORMAT_VERSION 1
+#define LOG_DEFAULT_MAX_BACKLOG 1000000
+
+/* The end of the log: the last id given, even when compacted away. */
+#define LOG_END "(SELECT coalesce(max(\"seq\"), 0) FROM \"sqlite_sequence\" " \
+                "WHERE \"name\" = 'sqlitetriggers_log')"
+
+/* COMPACTION's two statements. */
+#define LOG_COMPACT \
+  "UPDATE \"sqlitetriggers_log_meta\" SET \"compactedThrough\" = max(\"compactedThrough\", " \
+  "coalesce((SELECT min(c.\"position\") FROM \"sqlitetriggers_log_consumers\" AS c " \
+  "WHERE c.\"position\" >= \"sqlitetriggers_log_meta\".\"compactedThrough\"), " LOG_END "), " \
+  LOG_END " - \"maxBacklog\"); " \
+  "DELETE FROM \"sqlitetriggers_log\" WHERE \"id\" <= " \
+  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\");"
+
+/* The shared objects, in creation order: the name, then the definition as
+** sqlite_schema keeps it (install compares it to refuse foreign objects). */
+static const char *const azShared[] = {
+  "sqlitetriggers_log",
+  "CREATE TABLE \"sqlitetriggers_log\"(\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, "
+  "\"tableId\" INTEGER NOT NULL, \"kind\" INTEGER NOT NULL, \"rowKey\", \"tx\" INTEGER)",
+
+  "sqlitetriggers_log_tables",
+  "CREATE TABLE \"sqlitetriggers_log_tables\"(\"id\" INTEGER PRIMARY KEY, "
+  "\"tableName\" TEXT NOT NULL, \"keyColumns\" TEXT NOT NULL)",
+
+  "sqlitetriggers_log_consumers",
+  "CREATE TABLE \"sqlitetriggers_log_consumers\"(\"name\" TEXT PRIMARY KEY NOT NULL, "
+  "\"position\" INTEGER) WITHOUT ROWID",
+
+  "sqlitetriggers_log_meta",
+  "CREATE TABLE \"sqlitetriggers_log_meta\"(\"id\" INTEGER PRIMARY KEY CHECK (\"id\" = 1), "
+  "\"formatVersion\" INTEGER NOT NULL, \"maxBacklog\" INTEGER NOT NULL, "
+  "\"compactedThrough\" INTEGER NOT NULL)",
+
+  "sqlitetriggers_changes",
+  "CREATE VIEW \"sqlitetriggers_changes\" AS SELECT l.\"id\" AS \"id\", "
+  "t.\"tableName\" AS \"tableName\", CASE l.\"kind\" WHEN 1 THEN 'insert' "
+  "WHEN 2 THEN 'update' ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
+  "l.\"tx\" AS \"tx\" FROM \"sqlitetriggers_log\" AS l "
+  "LEFT JOIN \"sqlitetriggers_log_tables\" AS t ON t.\"id\" = l.\"tableId\"",
+
+  /* A new consumer starts at the end of the log. */
+  "sqlitetriggers_log_consumer_start",
+  "CREATE TRIGGER \"sqlitetriggers_log_consumer_start\" AFTER INSERT ON "
+  "\"sqlitetriggers_log_consumers\" WHEN new.\"position\" IS NULL BEGIN "
+  "UPDATE \"sqlitetriggers_log_consumers\" SET \"position\" = " LOG_END
+  " WHERE \"name\" = new.\"name\"; END",
+
+  "sqlitetriggers_log_consumer_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_consumer_guard\" BEFORE UPDATE OF \"position\" ON "
+  "\"sqlitetriggers_log_consumers\" BEGIN "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: a consumer''s position only moves forward') "
+  "WHERE new.\"position\" IS NULL OR new.\"position\" < old.\"position\"; "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: a consumer''s position cannot pass the end of the log') "
+  "WHERE new.\"position\" > " LOG_END "; END",
+
+  /* COMPACTION (see above): after each move, and each deletion. */
+  "sqlitetriggers_log_compact_update",
+  "CREATE TRIGGER \"sqlitetriggers_log_compact_update\" AFTER UPDATE OF \"position\" ON "
+  "\"sqlitetriggers_log_consumers\" BEGIN " LOG_COMPACT " END",
+
+  "sqlitetriggers_log_compact_delete",
+  "CREATE TRIGGER \"sqlitetriggers_log_compact_delete\" AFTER DELETE ON "
+  "\"sqlitetriggers_log_consumers\" BEGIN " LOG_COMPACT " END",
+};
+#define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* Sets "FUNC: MESSAGE" as the function's error. */
+static void logError(sqlite3_context *ctx, const char *zFunc, const char *zMsg){
+  char *zErr = sqlite3_mprintf("%s: %s", zFunc, zMsg);
+  if( zErr ){ sqlite3_result_error(ctx, zErr, -1); sqlite3_free(zErr); }
+  else sqlite3_result_error_nomem(ctx);
+}
+
+/* The first column of zSql's first row as a fresh string (NULL when no row
+** or a NULL); *pRc set on error. */
+static char *logQueryText(sqlite3 *db, const char *zSql, const char *zArg, int *pRc){
+  sqlite3_stmt *pStmt = 0;
+  char *zOut = 0;
+  int rc;
+  if( *pRc!=SQLITE_OK ) return 0;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_OK && zArg ) rc = sqlite3_bind_text(pStmt, 1, zArg, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      const char *z = (const char*)sqlite3_column_text(pStmt, 0);
+      rc = SQLITE_OK;
+      if( z ){
+        zOut = sqlite3_mprintf("%s", z);
+        if( zOut==0 ) rc = SQLITE_NOMEM;
+      }else if( sqlite3_errcode(db)==SQLITE_NOMEM ){
+        rc = SQLITE_NOMEM;
+      }
+    }else if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  *pRc = rc;
+  return zOut;
+}
+
+/* ---- describing a table ------------------------------------------------ */
+
+typedef struct LogTable LogTable;
+struct LogTable {
+  char *zName;                /* as sqlite_schema spells it */
+  sqlite3_str *pKeyColumns;   /* JSON array */
+  char **azKey;               /* the key's columns, in key order */
+  int nKey;
+  sqlite3_str *pProbeInsert;  /* BEFORE INSERT probe statements, or empty */
+  sqlite3_str *pProbeUpdate;  /* BEFORE UPDATE probe statements */
+  int nProbe;
+};
+
+static void logTableClear(LogTable *pTab){
+  int i;
+  sqlite3_free(pTab->zName);
+  for(i=0; i<pTab->nKey; i++) sqlite3_free(pTab->azKey[i]);
+  sqlite3_free(pTab->azKey);
+  sqlite3_free(sqlite3_str_finish(pTab->pKeyColumns));
+  sqlite3_free(sqlite3_str_finish(pTab->pProbeInsert));
+  sqlite3_free(sqlite3_str_finish(pTab->pProbeUpdate));
+  memset(pTab, 0, sizeof(*pTab));
+}
+
+/* The key of the row that zAlias (new, old, or a table alias) names. */
+static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
+  int i;
+  if( pTab->nKey==1 ){
+    sqlite3_str_appendf(pOut, "%s.\"%w\"", zAlias, pTab->azKey[0]);
+    return;
+  }
+  sqlite3_str_appendall(pOut, "json_array(");
+  for(i=0; i<pTab->nKey; i++){
+    sqlite3_str_appendf(pOut, "%s%s.\"%w\"", i ? ", " : "", zAlias, pTab->azKey[i]);
+  }
+  sqlite3_str_appendall(pOut, ")");
+}
+
+/*
+** One UNIQUE index's probes: the rows a write of new's values would
+** conflict with, logged as deletes.  azCol/azColl: its columns and their
+** collations.  An update probes only when one of the columns changes, and
+** never the row it updates.
+*/
+static void appendProbe(LogTable *pTab, int iTable, char **azCol, char **azColl, int nCol){
+  int i, isUpdate;
+  for(isUpdate=0; isUpdate<2; isUpdate++){
+    sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
+    sqlite3_str_appendf(pOut, "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\") "
+                              "SELECT %d, 3, ", iTable);
+    appendKey(pOut, pTab, "r");
+    sqlite3_str_appendf(pOut, " FROM \"%w\" AS r WHERE ", pTab->zName);
+    for(i=0; i<nCol; i++){
+      sqlite3_str_appendf(pOut, "%sr.\"%w\" = new.\"%w\" COLLATE \"%w\"",
+                          i ? " AND " : "", azCol[i], azCol[i], azColl[i]);
+    }
+    if( isUpdate ){
+      sqlite3_str_appendall(pOut, " AND (");
+      for(i=0; i<nCol; i++){
+        sqlite3_str_appendf(pOut, "%snew.\"%w\" IS NOT old.\"%w\" COLLATE BINARY",
+                            i ? " OR " : "", azCol[i], azCol[i]);
+      }
+      sqlite3_str_appendall(pOut, ") AND ");
+      appendKey(pOut, pTab, "r");
+      sqlite3_str_appendall(pOut, " IS NOT ");
+      appendKey(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, " COLLATE BINARY");
+    }
+    sqlite3_str_appendall(pOut, "; ");
+  }
+  pTab->nProbe++;
+}
+
+/* A UNIQUE index other than the key: its probes, or a refusal in *pzErr. */
+static int logReadUniqueIndex(sqlite3 *db, LogTable *pTab, int iTable, const char *zIndex,
+                              int isPartial, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  char *azCol[64], *azColl[64];
+  int nCol = 0, rc, i, hasExpr = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT cid, name, coll FROM pragma_index_xinfo(?1, 'main')"
+                              " WHERE key = 1 ORDER BY seqno", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zIndex, -1, SQLITE_STATIC);
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zCol = (const char*)sqlite3_column_text(pStmt, 1);
+    const char *zColl = (const char*)sqlite3_column_text(pStmt, 2);
+    if( sqlite3_column_int(pStmt, 0)<0 || zCol==0 ){ hasExpr = 1; continue; }
+    if( nCol>=64 ){ hasExpr = 1; continue; }
+    azCol[nCol] = sqlite3_mprintf("%s", zCol);
+    azColl[nCol] = sqlite3_mprintf("%s", zColl ? zColl : "BINARY");
+    nCol++;
+    if( azCol[nCol-1]==0 || azColl[nCol-1]==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  if( rc==SQLITE_OK && (hasExpr || isPartial) ){
+    *pzErr = sqlite3_mprintf("the UNIQUE index \"%s\" of \"%s\" %s: the rows an INSERT OR REPLACE "
+        "deletes through it cannot be logged in plain SQL; make it a UNIQUE constraint on "
+        "columns, or do not log this table", zIndex, pTab->zName,
+        isPartial ? "has a WHERE clause" : "is on an expression");
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ) appendProbe(pTab, iTable, azCol, azColl, nCol);
+  for(i=0; i<nCol; i++){ sqlite3_free(azCol[i]); sqlite3_free(azColl[i]); }
+  return rc;
+}
+
+/*
+** Reads main.zTable into *pTab (which the caller clears), for a table whose
+** id will be iTable: SQLITE_OK; SQLITE_ERROR with a refusal in *pzErr;
+** another code.
+*/
+static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *pTab,
+                        char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  char *zType = 0;
+  int rc = SQLITE_OK;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->pKeyColumns = sqlite3_str_new(db);
+  pTab->pProbeInsert = sqlite3_str_new(db);
+  pTab->pProbeUpdate = sqlite3_str_new(db);
+  pTab->zName = logQueryText(db, "SELECT name FROM pragma_table_list WHERE schema = 'main'"
+                                 " AND name = ?1 COLLATE NOCASE", zTable, &rc);
+  zType = logQueryText(db, "SELECT type FROM pragma_table_list WHERE schema = 'main'"
+                           " AND name = ?1 COLLATE NOCASE", zTable, &rc);
+  if( rc!=SQLITE_OK ){ sqlite3_free(zType); return rc; }
+  if( pTab->zName==0 || zType==0 || strcmp(zType, "table")!=0
+   || sqlite3_strnicmp(pTab->zName, "sqlitetriggers_", 15)==0
+   || sqlite3_strnicmp(pTab->zName, "sqlite_", 7)==0 ){
+    *pzErr = zType && strcmp(zType, "table")!=0
+      ? sqlite3_mprintf("\"%s\" is a %s: only tables are logged", zTable, zType)
+      : pTab->zName && zType
+      ? sqlite3_mprintf("\"%s\" is an internal table", zTable)
+      : sqlite3_mprintf("no table \"%s\" in the main schema", zTable);
+    sqlite3_free(zType);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  sqlite3_free(zType);
+
+  /* The key, in key order. */
+  rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main') WHERE pk > 0"
+                              " ORDER BY pk", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, pTab->zName, -1, SQLITE_STATIC);
+  sqlite3_str_appendall(pTab->pKeyColumns, "[");
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
+    char **azNew = sqlite3_realloc64(pTab->azKey, (sqlite3_uint64)(pTab->nKey+1)*sizeof(char*));
+    if( azNew==0 || zCol==0 ){ rc = SQLITE_NOMEM; break; }
+    pTab->azKey = azNew;
+    pTab->azKey[pTab->nKey] = sqlite3_mprintf("%s", zCol);
+    if( pTab->azKey[pTab->nKey]==0 ){ rc = SQLITE_NOMEM; break; }
+    sqlite3_str_appendf(pTab->pKeyColumns, "%s\"%w\"", pTab->nKey ? "," : "", zCol);
+    pTab->nKey++;
+  }
+  sqlite3_str_appendall(pTab->pKeyColumns, "]");
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  if( pTab->nKey==0 ){
+    *pzErr = sqlite3_mprintf("\"%s\" has no PRIMARY KEY: its rowids can change (VACUUM "
+        "renumbers them), so its changes could not be matched to rows; declare a primary key "
+        "(an INTEGER PRIMARY KEY keeps the rowids)", pTab->zName);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+
+  /* UNIQUE indexes other than the key. */
+  rc = sqlite3_prepare_v2(db, "SELECT name, partial FROM pragma_index_list(?1, 'main')"
+                              " WHERE \"unique\" AND origin <> 'pk' ORDER BY name", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, pTab->zName, -1, SQLITE_STATIC);
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zIndex = (const char*)sqlite3_column_text(pStmt, 0);
+    if( zIndex==0 ){ rc = SQLITE_NOMEM; break; }
+    rc = logReadUniqueIndex(db, pTab, iTable, zIndex, sqlite3_column_int(pStmt, 1), pzErr);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  if( rc==SQLITE_OK && (sqlite3_str_errcode(pTab->pKeyColumns) || sqlite3_str_errcode(pTab->pProbeInsert)
+                        || sqlite3_str_errcode(pTab->pProbeUpdate)) ){
+    rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/* ---- the triggers ------------------------------------------------------ */
+
+static const char *const azTriggerSuffix[] = { "insert", "update", "delete", "replace_insert", "replace_update" };
+#define N_TRIGGER_KINDS 5
+
+/*
+** The CREATE TRIGGER statement of kind iKind (azTriggerSuffix) of pTab,
+** whose id is iTable, or NULL when it has none (the probes of a table
+** without other UNIQUE constraints); *pRc set when out of memory.  These
+** are the texts sqlitetriggers_log_check() compares.
+*/
+static char *logTriggerSql(sqlite3 *db, const LogTable *pTab, int iTable, int iKind, int *pRc){
+  sqlite3_str *pOut;
+  char *zOut;
+  static const char zLog[] = "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\") ";
+  if( iKind>=3 && pTab->nProbe==0 ) return 0;
+  pOut = sqlite3_str_new(db);
+  sqlite3_str_appendf(pOut, "CREATE TRIGGER \"sqlitetriggers_log_%d_%s\" %s %s ON \"%w\" "
+      "WHEN EXISTS (SELECT 1 FROM \"sqlitetriggers_log_consumers\") BEGIN ",
+      iTable, azTriggerSuffix[iKind], iKind>=3 ? "BEFORE" : "AFTER",
+      iKind==0 || iKind==3 ? "INSERT" : iKind==1 || iKind==4 ? "UPDATE" : "DELETE", pTab->zName);
+  switch( iKind ){
+    case 0:
+      sqlite3_str_appendf(pOut, "%sVALUES (%d, 1, ", zLog, iTable);
+      appendKey(pOut, pTab, "new");
+      sqlite3_str_appendall(pOut, "); ");
+      break;
+    case 1:
+      /* A new key: the old one is deleted, the new one inserted. */
+      sqlite3_str_appendf(pOut, "%sSELECT %d, 3, ", zLog, iTable);
+      appendKey(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, " WHERE ");
+      appendKey(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, " IS NOT ");
+      appendKey(pOut, pTab, "new");
+      sqlite3_str_appendf(pOut, " COLLATE BINARY; %sVALUES (%d, CASE WHEN ", zLog, iTable);
+      appendKey(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, " IS NOT ");
+      appendKey(pOut, pTab, "new");
+      sqlite3_str_appendall(pOut, " COLLATE BINARY THEN 1 ELSE 2 END, ");
+      appendKey(pOut, pTab, "new");
+      sqlite3_str_appendall(pOut, "); ");
+      break;
+    case 2:
+      sqlite3_str_appendf(pOut, "%sVALUES (%d, 3, ", zLog, iTable);
+      appendKey(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, "); ");
+      break;
+    default: {
+      sqlite3_str *pProbe = iKind==3 ? pTab->pProbeInsert : pTab->pProbeUpdate;
+      sqlite3_str_append(pOut, sqlite3_str_value(pProbe), sqlite3_str_length(pProbe));
+      break;
+    }
+  }
+  sqlite3_str_appendall(pOut, "END");
+  if( sqlite3_str_errcode(pOut) ){
+    sqlite3_free(sqlite3_str_finish(pOut));
+    *pRc = SQLITE_NOMEM;
+    return 0;
+  }
+  zOut = sqlite3_str_finish(pOut);
+  if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  return zOut;
+}
+
+/* Runs zSql (which may be NULL: nothing to do) unless *pRc is set. */
+static void logExec(sqlite3 *db, const char *zSql, int *pRc, char **pzErr){
+  if( *pRc!=SQLITE_OK || zSql==0 ) return;
+  *pRc = sqlite3_exec(db, zSql, 0, 0, pzErr);
+}
+
+/* The shared objects: created where absent, refused where different. */
+static int logEnsureShared(sqlite3 *db, char **pzErr){
+  int rc = SQLITE_OK, i;
+  for(i=0; i<N_SHARED && rc==SQLITE_OK; i++){
+    const char *zName = azShared[2*i], *zSql = azShared[2*i+1];
+    char *zFound = logQueryText(db, "SELECT sql FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE",
+                                zName, &rc);
+    if( rc!=SQLITE_OK ) break;
+    if( zFound==0 ){
+      logExec(db, zSql, &rc, pzErr);
+      if( rc==SQLITE_OK && strcmp(zName, "sqlitetriggers_log_meta")==0 ){
+        char *zInsert = sqlite3_mprintf("INSERT INTO \"sqlitetriggers_log_meta\" VALUES (1, %d, %d, 0)",
+                                        LOG_FORMAT_VERSION, LOG_DEFAULT_MAX_BACKLOG);
+        if( zInsert==0 ) rc = SQLITE_NOMEM;
+        logExec(db, zInsert, &rc, pzErr);
+        sqlite3_free(zInsert);
+      }
+    }else if( strcmp(zFound, zSql)!=0 ){
+      *pzErr = sqlite3_mprintf("\"%s\" exists in this file with another definition (not "
+          "this version's log, or not a log at all): rename or drop it first", zName);
+      rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    sqlite3_free(zFound);
+  }
+  if( rc==SQLITE_OK ){
+    char *zCount = logQueryText(db, "SELECT count(*) || ' ' || coalesce(max(formatVersion), 0)"
+                                    " FROM sqlitetriggers_log_meta", 0, &rc);
+    char zWant[32];
+    sqlite3_snprintf(sizeof(zWant), zWant, "1 %d", LOG_FORMAT_VERSION);
+    if( rc==SQLITE_OK && (zCount==0 || strcmp(zCount, zWant)!=0) ){
+      *pzErr = sqlite3_mprintf("sqlitetriggers_log_meta must hold one row of format %d",
+                               LOG_FORMAT_VERSION);
+      rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    sqlite3_free(zCount);
+  }
+  return rc;
+}
+
+/* The id of the log whose insert trigger is on main.zTable, or of its
+** registration under that name; 0 when neither exists. */
+static int logTableId(sqlite3 *db, const char *zTable, int *pRc){
+  char *zId = logQueryText(db,
+      "SELECT coalesce((SELECT CAST(substr(name, 20, length(name) - 26) AS INTEGER)"
+      " FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE"
+      " AND name GLOB 'sqlitetriggers_log_[0-9]*_insert'),"
+      " (SELECT id FROM sqlitetriggers_log_tables WHERE tableName = ?1 COLLATE NOCASE), 0)",
+      zTable, pRc);
+  int iId = zId ? atoi(zId) : 0;
+  sqlite3_free(zId);
+  return iId;
+}
+
+/* Drops the triggers of log iTable. */
+static void logDropTriggers(sqlite3 *db, int iTable, int *pRc, char **pzErr){
+  int i;
+  for(i=0; i<N_TRIGGER_KINDS && *pRc==SQLITE_OK; i++){
+    char *zDrop = sqlite3_mprintf("DROP TRIGGER IF EXISTS main.\"sqlitetriggers_log_%d_%s\"",
+                                  iTable, azTriggerSuffix[i]);
+    if( zDrop==0 ) *pRc = SQLITE_NOMEM;
+    logExec(db, zDrop, pRc, pzErr);
+    sqlite3_free(zDrop);
+  }
+}
+
+/* ---- transactions of our own ------------------------------------------- */
+
+/* Opens the function's unit of work: a transaction of its own in autocommit
+** mode (BEGIN IMMEDIATE: two installers queue instead of racing), else a
+** savepoint inside the caller's. */
+static int logBegin(sqlite3 *db, int *pIsOwn){
+  *pIsOwn = sqlite3_get_autocommit(db);
+  return sqlite3_exec(db, *pIsOwn ? "BEGIN IMMEDIATE" : "SAVEPOINT sqlitetriggers_log", 0, 0, 0);
+}
+
+static int logEnd(sqlite3 *db, int isOwn, int rc){
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_exec(db, isOwn ? "COMMIT" : "RELEASE sqlitetriggers_log", 0, 0, 0);
+    if( rc==SQLITE_OK ) return SQLITE_OK;
+  }
+  if( isOwn ){
+    sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+  }else{
+    sqlite3_exec(db, "ROLLBACK TO sqlitetriggers_log; RELEASE sqlitetriggers_log", 0, 0, 0);
+  }
+  return rc;
+}
+
+/* Reports rc (and zErr) as the function's error; returns whether rc was OK. */
+static int logReport(sqlite3_context *ctx, const char *zFunc, int rc, const char *zErr){
+  if( rc==SQLITE_OK ) return 1;
+  if( rc==SQLITE_NOMEM ){ sqlite3_result_error_nomem(ctx); return 0; }
+  logError(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  if( (rc & 0xff)==SQLITE_BUSY ) sqlite3_result_error_code(ctx, rc);
+  return 0;
+}
+
+/* ---- the functions ----------------------------------------------------- */
+
+/* The table name argument, or 0 after setting the error. */
+static const char *logTableArgument(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pArg){
+  const char *zTable;
+  if( sqlite3_value_type(pArg)!=SQLITE_TEXT ){
+    logError(ctx, zFunc, "expects a table name");
+    return 0;
+  }
+  zTable = (const char*)sqlite3_value_text(pArg);
+  if( zTable==0 ) sqlite3_result_error_nomem(ctx);
+  return zTable;
+}
+
+static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_install";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zTable = logTableArgument(ctx, zFunc, argv[0]);
+  LogTable tab;
+  char *zErr = 0;
+  int rc, isOwn, iTable = 0, i;
+  (void)argc;
+  memset(&tab, 0, sizeof(tab));
+  if( zTable==0 ) return;
+  rc = logBegin(db, &isOwn);
+  if( rc==SQLITE_OK ) rc = logEnsureShared(db, &zErr);
+  if( rc==SQLITE_OK ){
+    iTable = logTableId(db, zTable, &rc);
+    if( rc==SQLITE_OK && iTable==0 ){
+      char *zNext = logQueryText(db, "SELECT coalesce(max(id), 0) + 1 FROM sqlitetriggers_log_tables", 0, &rc);
+      iTable = zNext ? atoi(zNext) : 0;
+      sqlite3_free(zNext);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = logReadTable(db, zTable, iTable, &tab, &zErr);
+  if( rc==SQLITE_OK ) logDropTriggers(db, iTable, &rc, &zErr);
+  for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK; i++){
+    char *zSql = logTriggerSql(db, &tab, iTable, i, &rc);
+    logExec(db, zSql, &rc, &zErr);
+    sqlite3_free(zSql);
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_stmt *pStmt = 0;
+    rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO sqlitetriggers_log_tables(id, tableName, keyColumns)"
+                                " VALUES (?1, ?2, ?3)", -1, &pStmt, 0);
+    if( rc==SQLITE_OK ){
+      sqlite3_bind_int(pStmt, 1, iTable);
+      sqlite3_bind_text(pStmt, 2, tab.zName, -1, SQLITE_STATIC);
+      sqlite3_bind_text(pStmt, 3, sqlite3_str_value(tab.pKeyColumns), -1, SQLITE_STATIC);
+      sqlite3_step(pStmt);
+      rc = sqlite3_finalize(pStmt);
+    }
+  }
+  if( rc!=SQLITE_OK && zErr==0 && rc!=SQLITE_NOMEM ){
+    zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  rc = logEnd(db, isOwn, rc);
+  if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, iTable);
+  sqlite3_free(zErr);
+  logTableClear(&tab);
+}
+
+static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_uninstall";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zTable = logTableArgument(ctx, zFunc, argv[0]);
+  char *zErr = 0, *zExists;
+  int rc, isOwn, iTable = 0;
+  (void)argc;
+  if( zTable==0 ) return;
+  rc = logBegin(db, &isOwn);
+  zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
+  if( zExists ) iTable = logTableId(db, zTable, &rc);
+  if( iTable>0 ){
+    char *zDelete = sqlite3_mprintf("DELETE FROM sqlitetriggers_log WHERE tableId = %d;"
+                                    "DELETE FROM sqlitetriggers_log_tables WHERE id = %d;", iTable, iTable);
+    if( zDelete==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
+    logDropTriggers(db, iTable, &rc, &zErr);
+    logExec(db, zDelete, &rc, &zErr);
+    sqlite3_free(zDelete);
+  }
+  sqlite3_free(zExists);
+  rc = logEnd(db, isOwn, rc);
+  if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, iTable>0);
+  sqlite3_free(zErr);
+}
+
+/*
+** The first logged table whose triggers differ from what an install would
+** write now, as an error message; NULL when all match (*pnTable: how
+** many).  *pRc set on error.
+*/
+static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
+  sqlite3_stmt *pStmt = 0;
+  char *zStale = 0;
+  int rc;
+  *pnTable = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT id, tableName, (SELECT tbl_name FROM sqlite_schema"
+      " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert')"
+      " FROM sqlitetriggers_log_tables ORDER BY id", -1, &pStmt, 0);
+  while( rc==SQLITE_OK && zStale==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
+    int iTable = sqlite3_column_int(pStmt, 0), i;
+    const char *zName = (const char*)sqlite3_column_text(pStmt, 1);
+    const char *zOn = (const char*)sqlite3_column_text(pStmt, 2);
+    LogTable tab;
+    char *zErr = 0;
+    (*pnTable)++;
+    if( zName==0 ){ rc = SQLITE_NOMEM; break; }
+    if( zOn && sqlite3_stricmp(zOn, zName)!=0 ){
+      zStale = sqlite3_mprintf("the log of \"%s\" is now on \"%s\" (renamed): call "
+          "sqlitetriggers_log_install('%q')", zName, zOn, zOn);
+      break;
+    }
+    rc = logReadTable(db, zName, iTable, &tab, &zErr);
+    if( rc==SQLITE_ERROR ){
+      zStale = sqlite3_mprintf("the log of \"%s\" cannot work: %s", zName, zErr);
+      rc = SQLITE_OK;
+    }
+    for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK && zStale==0; i++){
+      char *zWant = logTriggerSql(db, &tab, iTable, i, &rc);
+      char *zTrigger = sqlite3_mprintf("sqlitetriggers_log_%d_%s", iTable, azTriggerSuffix[i]);
+      char *zHave = zTrigger ? logQueryText(db, "SELECT sql FROM sqlite_schema WHERE type = 'trigger'"
+                                                " AND name = ?1", zTrigger, &rc) : 0;
+      if( zTrigger==0 ) rc = SQLITE_NOMEM;
+      if( rc==SQLITE_OK && (zWant==0)!=(zHave==0) ){
+        zStale = sqlite3_mprintf("the log of \"%s\" is %s (the table recreated by a migration, "
+            "a UNIQUE index added or dropped?): call sqlitetriggers_log_install('%q'); changes made "
+            "since were not logged", zName, zHave ? "out of date" : "missing triggers", zName);
+      }else if( rc==SQLITE_OK && zWant && strcmp(zWant, zHave)!=0 ){
+        zStale = sqlite3_mprintf("the log of \"%s\" is out of date (its table changed since the "
+            "install): call sqlitetriggers_log_install('%q')", zName, zName);
+      }
+      sqlite3_free(zWant);
+      sqlite3_free(zHave);
+      sqlite3_free(zTrigger);
+    }
+    sqlite3_free(zErr);
+    logTableClear(&tab);
+    if( zStale==0 && rc==SQLITE_OK ) continue;
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  if( rc==SQLITE_OK && zStale==0 && sqlite3_errcode(db)==SQLITE_NOMEM ) rc = SQLITE_NOMEM;
+  *pRc = rc;
+  return zStale;
+}
+
+static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_check";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  char *zStale = 0, *zErr = 0, *zExists;
+  int rc = SQLITE_OK, nTable = 0;
+  (void)argc; (void)argv;
+  zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
+  if( zExists ){
+    rc = logEnsureShared(db, &zErr);
+    if( rc==SQLITE_OK ) zStale = logFindStale(db, &nTable, &rc);
+  }
+  if( rc==SQLITE_OK && zStale ){
+    logError(ctx, zFunc, zStale);
+  }else if( logReport(ctx, zFunc, rc, zErr ? zErr : rc==SQLITE_NOMEM ? 0 : sqlite3_errmsg(db)) ){
+    sqlite3_result_int(ctx, nTable);
+  }
+  sqlite3_free(zExists);
+  sqlite3_free(zStale);
+  sqlite3_free(zErr);
+}
+
+int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
+  int rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_install", 1,
+                                                     SQLITE_DIRECTONLY, p, logInstallFunc);
+  if( rc==SQLITE_OK ){
+    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_uninstall", 1,
+                                                   SQLITE_DIRECTONLY, p, logUninstallFunc);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_check", 0,
+                                                   SQLITE_DIRECTONLY, p, logCheckFunc);
+  }
+  return rc;
+}
