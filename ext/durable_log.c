@@ -79,8 +79,14 @@
 **
 ** TRANSACTIONS
 **   SQL has no transaction identity, so a trigger in plain SQL cannot stamp
-**   one; tx stays NULL for every writer.  Consumers group a change with
-**   a NULL tx as a transaction of its own.
+**   one: a writer without this extension leaves tx NULL, and consumers take
+**   such a change as a transaction of its own ("transaction unknown").  A
+**   connection with the extension stamps its own changes: after
+**   sqlitetriggers_log_stamp() (which sqlitetriggers_log_install() runs
+**   too), its TEMP trigger sqlitetriggers_log_stamp sets each new log row's
+**   tx to the id of the transaction's first log row, so one transaction's
+**   rows share a tx that no other transaction has.  It costs an UPDATE per
+**   change, on that connection only.
 **
 ** SAFETY
 **   The log's triggers call no function, so a file that plants a log table
@@ -101,6 +107,10 @@
 **   sqlitetriggers_log_uninstall(TABLE)
 **       Drops TABLE's triggers and its registration and changes; 1, or 0
 **       when it was not logged.
+**   sqlitetriggers_log_stamp()
+**       Makes this connection stamp its log rows with their transaction
+**       (TRANSACTIONS), until it closes; 1.  An error before the first
+**       install (no log in this file yet).
 **   sqlitetriggers_log_check()
 **       The number of logged tables, or an error naming the first table
 **       whose triggers are not what an install would write now (dropped,
@@ -181,6 +191,13 @@ static const char *const azShared[] = {
   "\"sqlitetriggers_log_consumers\" BEGIN " LOG_COMPACT " END",
 };
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
+
+/* TRANSACTIONS: the stamp of a connection with the extension. */
+static const char zStampTrigger[] =
+  "CREATE TEMP TRIGGER IF NOT EXISTS \"sqlitetriggers_log_stamp\" AFTER INSERT ON "
+  "\"main\".\"sqlitetriggers_log\" WHEN new.\"tx\" IS NULL BEGIN "
+  "UPDATE \"sqlitetriggers_log\" SET \"tx\" = sqlitetriggers_log_transaction(new.\"id\") "
+  "WHERE \"id\" = new.\"id\"; END";
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -593,6 +610,7 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( zTable==0 ) return;
   rc = logBegin(db, &isOwn);
   if( rc==SQLITE_OK ) rc = logEnsureShared(db, &zErr);
+  logExec(db, zStampTrigger, &rc, &zErr);
   if( rc==SQLITE_OK ){
     iTable = logTableId(db, zTable, &rc);
     if( rc==SQLITE_OK && iTable==0 ){
@@ -734,6 +752,39 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_free(zErr);
 }
 
+/* ---- stamping transactions -------------------------------------------- */
+
+/* sqlitetriggers_log_transaction(ID): the tx of the log row ID, written in
+** the current transaction: the first such ID.  Joins the transaction, so
+** that the next one starts afresh. */
+static void logTransactionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  (void)argc;
+  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_log_transaction") ) return;
+  if( p->logTransaction!=sqlitetriggers_callback_transaction(p) || p->logTransactionId==0 ){
+    p->logTransaction = sqlitetriggers_callback_transaction(p);
+    p->logTransactionId = sqlite3_value_int64(argv[0]);
+  }
+  sqlite3_result_int64(ctx, p->logTransactionId);
+}
+
+static void logStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_stamp";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  char *zErr = 0, *zExists;
+  int rc = SQLITE_OK;
+  (void)argc; (void)argv;
+  zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log'", 0, &rc);
+  if( rc==SQLITE_OK && zExists==0 ){
+    logError(ctx, zFunc, "this database has no log yet: call sqlitetriggers_log_install(TABLE) first");
+  }else{
+    if( rc==SQLITE_OK ) rc = sqlite3_exec(db, zStampTrigger, 0, 0, &zErr);
+    if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, 1);
+  }
+  sqlite3_free(zExists);
+  sqlite3_free(zErr);
+}
+
 int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
   int rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_install", 1,
                                                      SQLITE_DIRECTONLY, p, logInstallFunc);
@@ -744,6 +795,14 @@ int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
   if( rc==SQLITE_OK ){
     rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_check", 0,
                                                    SQLITE_DIRECTONLY, p, logCheckFunc);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_stamp", 0,
+                                                   SQLITE_DIRECTONLY, p, logStampFunc);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_transaction", 1,
+                                                   SQLITE_DIRECTONLY, p, logTransactionFunc);
   }
   return rc;
 }

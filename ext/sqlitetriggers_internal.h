@@ -109,6 +109,8 @@ struct Connection {
   TimeHelper *pTimeHelper;    /* time.c's julianday() connection, or NULL */
   char *zGuardedSignature;    /* schema_guard.c: the schema last found safe */
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
+  sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
+  sqlite3_int64 logTransactionId; /* and the id its log rows carry */
   Connection *pNext;          /* registry of live connections */
 };
 

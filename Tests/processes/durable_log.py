@@ -2,7 +2,8 @@
 gives the format and the consumer's protocol).
 
 Several processes write one database file at once: Python's sqlite3 module
-and the sqlite3 CLI, neither with the extension loaded, each in its own
+and the sqlite3 CLI, neither with the extension loaded, and apsw with it
+(its rows stamped with their transaction), each in its own
 PRAGMA recursive_triggers mode, through every write path (foreign-key
 cascades, INSERT OR REPLACE and UPDATE OR REPLACE over the key and over a
 UNIQUE column, upserts, key changes, a trigger of the app's writing another
@@ -17,6 +18,9 @@ other processes read the log in plain SQL and keep replicas:
 The driver kills consumers with SIGKILL at random moments and starts them
 again.  When the writers are done and the consumers have drained the log,
 each replica must equal the tables, and the log must be empty (compacted).
+An auditor consumer, which reads only at the end, checks the stamps: each
+transaction of the extension's writer is one run of rows whose tx is the
+run's first id, and every other row has none.
 
   python3 durable_log.py DIR [--mode wal|delete] [--transactions N] [--seed S]
 
@@ -121,6 +125,48 @@ def python_writer(path, seed, count, recursive):
     print(committed)
 
 
+def extension_writer(path, seed, count, recursive, ext):
+    """Writes through apsw with the extension loaded, which stamps its log
+    rows; prints the id range of each committed transaction's rows."""
+    import apsw
+    rng = random.Random(seed)
+    db = apsw.Connection(path)
+    db.set_busy_timeout(60000)
+    db.enable_load_extension(True)
+    db.load_extension(ext)
+    db.execute("PRAGMA foreign_keys = ON")
+    db.execute(f"PRAGMA recursive_triggers = {'ON' if recursive else 'OFF'}")
+    db.execute("SELECT sqlitetriggers_log_stamp()")
+    end = "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'"
+    ranges = []
+    for _ in range(count):
+        time.sleep(rng.uniform(0, 0.002))
+        for sql in random_transaction(rng):
+            if sql == "COMMIT":
+                last = db.execute(end).fetchone()[0]
+            try:
+                db.execute(sql)
+            except apsw.ConstraintError:
+                continue
+            if sql == "BEGIN IMMEDIATE":
+                first = db.execute(end).fetchone()[0] + 1
+            if sql == "COMMIT" and last >= first:
+                ranges.append([first, last])
+    print(json.dumps(ranges))
+
+
+def audit_stamps(db, ranges):
+    """Mismatches between the log's tx column and the extension writer's
+    transactions (ranges of ids)."""
+    expected = {}
+    for first, last in ranges:
+        for i in range(first, last + 1):
+            expected[i] = first
+    rows = db.execute("SELECT id, tx FROM sqlitetriggers_log ORDER BY id").fetchall()
+    problems = [f"row {i}: tx {tx}, expected {expected.get(i)}" for i, tx in rows if expected.get(i) != tx]
+    return problems, len(rows)
+
+
 def cli_script(seed, count, recursive):
     rng = random.Random(seed)
     lines = [".timeout 60000", "PRAGMA foreign_keys = ON;",
@@ -223,16 +269,19 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
     connect(remote).executescript(REPLICA_SCHEMA.format(p=""))
     db.close()
     # The install is the one step that needs the extension: the CLI, with it.
-    out = subprocess.run([sqlite3_cli, path], input=f".load {ext}\nSELECT sqlitetriggers_log_install('lists'),"
+    out = subprocess.run([sqlite3_cli, path], input=f".load {ext[:-3]}\nSELECT sqlitetriggers_log_install('lists'),"
                          " sqlitetriggers_log_install('reminders'), sqlitetriggers_log_install('tags');\n"
-                         "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('inplace'), ('remote');\n",
+                         "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('inplace'), ('remote'),"
+                         " ('auditor');\n",
                          capture_output=True, text=True)
     if out.stdout.strip() != "1|2|3" or out.stderr:
         raise RuntimeError(f"install: {out.stdout} {out.stderr}")
 
     me = os.path.abspath(__file__)
     env = dict(os.environ)
-    per_writer = transactions // 4
+    per_writer = transactions // 5
+    stamped = subprocess.Popen([sys.executable, me, "--extension-writer", path, str(seed + 5),
+                                str(per_writer), "1", ext], stdout=subprocess.PIPE, text=True)
     writers = [
         subprocess.Popen([sys.executable, me, "--writer", path, str(seed + 1), str(per_writer), "0"],
                          stdout=subprocess.PIPE, text=True),
@@ -256,7 +305,7 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
     rng = random.Random(seed)
     kills = 0
     restarts = 0
-    while any(p.poll() is None for p in writers) or any(p.poll() is None for p, _ in clis):
+    while any(p.poll() is None for p in writers + [stamped]) or any(p.poll() is None for p, _ in clis):
         time.sleep(rng.uniform(0.01, 0.1))
         name = rng.choice(list(consumers))
         proc = consumers[name]
@@ -269,6 +318,10 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
         consumers[name] = start(name, name, restarts + 2)
         restarts += 1
     committed = sum(int(p.communicate()[0].strip() or 0) for p in writers)
+    stamped_out, _ = stamped.communicate()
+    if stamped.returncode != 0:
+        raise RuntimeError("the extension's writer failed")
+    ranges = json.loads(stamped_out)
     for p, _ in clis:
         err = p.stderr.read()
         p.wait()
@@ -282,8 +335,13 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
             raise RuntimeError(f"consumer {name} failed with {proc.returncode}")
 
     db = connect(path)
+    problems, audited = audit_stamps(db, ranges)
+    db.execute("UPDATE sqlitetriggers_log_consumers SET position = (SELECT seq FROM sqlite_sequence"
+               " WHERE name = 'sqlitetriggers_log') WHERE name = 'auditor'")
     truth = table_rows(db)
     results = {
+        "each stamped transaction is one run of its first id, the rest unstamped":
+            not problems and audited > 0 and ranges,
         "exactly-once replica equals the tables": table_rows(db, "replica_") == truth,
         "at-least-once replica equals the tables": table_rows(connect(remote)) == truth,
         "the drained log is compacted to nothing":
@@ -291,13 +349,19 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
     }
     changes = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'").fetchone()[0]
     rows = sum(len(v) for v in truth.values())
-    return results, {"committed (Python writers)": committed, "logged changes": changes,
+    for line in problems[:5]:
+        print("  ", line)
+    return results, {"committed (Python writers)": committed, "stamped transactions": len(ranges),
+                     "logged changes": changes,
                      "consumer kills": kills, "rows at the end": rows}
 
 
 def main(argv):
     if argv[1:2] == ["--writer"]:
         python_writer(argv[2], int(argv[3]), int(argv[4]), argv[5] == "1")
+        return 0
+    if argv[1:2] == ["--extension-writer"]:
+        extension_writer(argv[2], int(argv[3]), int(argv[4]), argv[5] == "1", argv[6])
         return 0
     if argv[1:2] == ["--consumer"]:
         consumer(argv[2], argv[3], argv[4], argv[5], argv[6], int(argv[7]))
@@ -307,7 +371,7 @@ def main(argv):
     transactions = int(args.get("--transactions", "400"))
     seed = int(args.get("--seed", "1"))
     modes = [args["--mode"]] if "--mode" in args else ["wal", "delete"]
-    ext = os.path.abspath(os.environ.get("EXT", "build/libsqlitetriggers"))
+    ext = os.path.abspath(os.environ.get("EXT", "build/libsqlitetriggers")) + ".so"
     cli = os.environ.get("SQLITE3", "sqlite3")
     passed = failed = 0
     for mode in modes:
