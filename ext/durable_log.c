@@ -98,7 +98,10 @@
 **
 **   sqlitetriggers_log_install(TABLE)
 **       Installs, or installs again, the log of main.TABLE and the shared
-**       objects; returns the table's id.  Refused: no such table in main, a
+**       objects; returns the table's id.  All or nothing, in a transaction
+**       of its own (BEGIN IMMEDIATE) or a savepoint of the caller's; out of
+**       memory can leave that transaction open, as SQLite's own
+**       SQLITE_NOMEM can: roll it back.  Refused: no such table in main, a
 **       view or virtual table, a table without a declared PRIMARY KEY (its
 **       rowids change on VACUUM), a UNIQUE index on an expression or with
 **       a WHERE clause (what REPLACE deletes through it cannot be probed).
@@ -353,9 +356,9 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
   char *zType = 0;
   int rc = SQLITE_OK;
   memset(pTab, 0, sizeof(*pTab));
-  pTab->pKeyColumns = sqlite3_str_new(db);
-  pTab->pProbeInsert = sqlite3_str_new(db);
-  pTab->pProbeUpdate = sqlite3_str_new(db);
+  pTab->pKeyColumns = sqlite3_str_new(0);
+  pTab->pProbeInsert = sqlite3_str_new(0);
+  pTab->pProbeUpdate = sqlite3_str_new(0);
   pTab->zName = logQueryText(db, "SELECT name FROM pragma_table_list WHERE schema = 'main'"
                                  " AND name = ?1 COLLATE NOCASE", zTable, &rc);
   zType = logQueryText(db, "SELECT type FROM pragma_table_list WHERE schema = 'main'"
@@ -365,7 +368,9 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
    || sqlite3_strnicmp(pTab->zName, "sqlitetriggers_", 15)==0
    || sqlite3_strnicmp(pTab->zName, "sqlite_", 7)==0 ){
     *pzErr = zType && strcmp(zType, "table")!=0
-      ? sqlite3_mprintf("\"%s\" is a %s: only tables are logged", zTable, zType)
+      ? sqlite3_mprintf("\"%s\" is a %s: only tables are logged", zTable,
+                        strcmp(zType, "view")==0 ? "view" : strcmp(zType, "virtual")==0
+                        ? "virtual table" : "shadow table")
       : pTab->zName && zType
       ? sqlite3_mprintf("\"%s\" is an internal table", zTable)
       : sqlite3_mprintf("no table \"%s\" in the main schema", zTable);
@@ -427,12 +432,12 @@ static const char *const azTriggerSuffix[] = { "insert", "update", "delete", "re
 ** without other UNIQUE constraints); *pRc set when out of memory.  These
 ** are the texts sqlitetriggers_log_check() compares.
 */
-static char *logTriggerSql(sqlite3 *db, const LogTable *pTab, int iTable, int iKind, int *pRc){
+static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc){
   sqlite3_str *pOut;
   char *zOut;
   static const char zLog[] = "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\") ";
   if( iKind>=3 && pTab->nProbe==0 ) return 0;
-  pOut = sqlite3_str_new(db);
+  pOut = sqlite3_str_new(0);
   sqlite3_str_appendf(pOut, "CREATE TRIGGER \"sqlitetriggers_log_%d_%s\" %s %s ON \"%w\" "
       "WHEN EXISTS (SELECT 1 FROM \"sqlitetriggers_log_consumers\") BEGIN ",
       iTable, azTriggerSuffix[iKind], iKind>=3 ? "BEFORE" : "AFTER",
@@ -562,15 +567,29 @@ static int logBegin(sqlite3 *db, int *pIsOwn){
   return sqlite3_exec(db, *pIsOwn ? "BEGIN IMMEDIATE" : "SAVEPOINT sqlitetriggers_log", 0, 0, 0);
 }
 
-static int logEnd(sqlite3 *db, int isOwn, int rc){
+/*
+** Closes it: commits when rc is SQLITE_OK, else rolls back.  Out of memory
+** inside a statement, SQLite refuses every further statement until the
+** outermost one ends, so the rollback itself can fail: *pzErr (when still
+** NULL) then says what the caller must roll back, though SQLite reports
+** plain "out of memory" instead while its memory failure stands.  As after
+** any SQLITE_NOMEM, sqlite3_get_autocommit() tells the caller.
+*/
+static int logEnd(sqlite3 *db, int isOwn, int rc, char **pzErr){
+  int rcUndo;
   if( rc==SQLITE_OK ){
     rc = sqlite3_exec(db, isOwn ? "COMMIT" : "RELEASE sqlitetriggers_log", 0, 0, 0);
     if( rc==SQLITE_OK ) return SQLITE_OK;
   }
   if( isOwn ){
-    sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+    rcUndo = sqlite3_get_autocommit(db) ? SQLITE_OK : sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
   }else{
-    sqlite3_exec(db, "ROLLBACK TO sqlitetriggers_log; RELEASE sqlitetriggers_log", 0, 0, 0);
+    rcUndo = sqlite3_exec(db, "ROLLBACK TO sqlitetriggers_log; RELEASE sqlitetriggers_log", 0, 0, 0);
+  }
+  if( rcUndo!=SQLITE_OK && *pzErr==0 ){
+    *pzErr = sqlite3_mprintf("%s, and the part done could not be undone here: %s", sqlite3_errstr(rc),
+        isOwn ? "this connection is still in the transaction the function began; ROLLBACK it"
+              : "the transaction holds part of it; roll the transaction back");
   }
   return rc;
 }
@@ -578,9 +597,9 @@ static int logEnd(sqlite3 *db, int isOwn, int rc){
 /* Reports rc (and zErr) as the function's error; returns whether rc was OK. */
 static int logReport(sqlite3_context *ctx, const char *zFunc, int rc, const char *zErr){
   if( rc==SQLITE_OK ) return 1;
-  if( rc==SQLITE_NOMEM ){ sqlite3_result_error_nomem(ctx); return 0; }
+  if( rc==SQLITE_NOMEM && zErr==0 ){ sqlite3_result_error_nomem(ctx); return 0; }
   logError(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
-  if( (rc & 0xff)==SQLITE_BUSY ) sqlite3_result_error_code(ctx, rc);
+  if( (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_NOMEM ) sqlite3_result_error_code(ctx, rc);
   return 0;
 }
 
@@ -622,7 +641,7 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( rc==SQLITE_OK ) rc = logReadTable(db, zTable, iTable, &tab, &zErr);
   if( rc==SQLITE_OK ) logDropTriggers(db, iTable, &rc, &zErr);
   for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK; i++){
-    char *zSql = logTriggerSql(db, &tab, iTable, i, &rc);
+    char *zSql = logTriggerSql(&tab, iTable, i, &rc);
     logExec(db, zSql, &rc, &zErr);
     sqlite3_free(zSql);
   }
@@ -641,7 +660,7 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( rc!=SQLITE_OK && zErr==0 && rc!=SQLITE_NOMEM ){
     zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
   }
-  rc = logEnd(db, isOwn, rc);
+  rc = logEnd(db, isOwn, rc, &zErr);
   if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, iTable);
   sqlite3_free(zErr);
   logTableClear(&tab);
@@ -667,7 +686,7 @@ static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     sqlite3_free(zDelete);
   }
   sqlite3_free(zExists);
-  rc = logEnd(db, isOwn, rc);
+  rc = logEnd(db, isOwn, rc, &zErr);
   if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, iTable>0);
   sqlite3_free(zErr);
 }
@@ -704,7 +723,7 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
       rc = SQLITE_OK;
     }
     for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK && zStale==0; i++){
-      char *zWant = logTriggerSql(db, &tab, iTable, i, &rc);
+      char *zWant = logTriggerSql(&tab, iTable, i, &rc);
       char *zTrigger = sqlite3_mprintf("sqlitetriggers_log_%d_%s", iTable, azTriggerSuffix[i]);
       char *zHave = zTrigger ? logQueryText(db, "SELECT sql FROM sqlite_schema WHERE type = 'trigger'"
                                                 " AND name = ?1", zTrigger, &rc) : 0;

@@ -456,6 +456,86 @@ static void runCapture(long iAt, int persistent){
   endRun();
 }
 
+/* ---- scenario 4: the durable log ------------------------------------- */
+
+static const char *const aLogSql[] = {
+  "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync')",
+  "BEGIN",
+  "INSERT INTO t(id, v) VALUES (1, 'a'), (2, 'b')",
+  "INSERT OR REPLACE INTO t(id, v) VALUES (3, 'a')",
+  "SAVEPOINT s",
+  "UPDATE t SET v = 'c' WHERE id = 2",
+  "ROLLBACK TO s",
+  "COMMIT",
+  "UPDATE t SET v = 'd' WHERE id = 2",
+  "SELECT sqlitetriggers_log_check()",
+};
+#define N_LOG_SQL (int)(sizeof(aLogSql)/sizeof(aLogSql[0]))
+
+/* A count as text, from a query. */
+static long queryCount(sqlite3 *db, const char *zSql){
+  char zOut[4096];
+  return run(db, zSql, zOut)==SQLITE_OK ? atol(zOut) : -1;
+}
+
+/* The install is all or nothing (when out of memory stops it from undoing
+** its part, its transaction stays open, and the caller's ROLLBACK does); once a consumer
+** exists, every row of t and every deleted key has its change in the log,
+** each stamped. */
+static void runLog(long iAt, int persistent){
+  sqlite3 *db = openRegistered();
+  char zKeys[4096], zTable[4096];
+  long nObjects;
+  int rc;
+  if( sqlite3_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE)", 0, 0, 0)!=SQLITE_OK ){
+    fprintf(stderr, "oom: cannot set up: %s\n", sqlite3_errmsg(db));
+    exit(2);
+  }
+  arm(iAt, persistent);
+  rc = run(db, "SELECT sqlitetriggers_log_install('t')", 0);
+  if( rc!=SQLITE_OK ){
+    expect(isMemoryFailure(db, rc), "a failed install says it is out of memory", iAt, persistent);
+    disarm();
+    /* As after SQLite's own SQLITE_NOMEM, the caller rolls back an open
+    ** transaction (sqlite3_get_autocommit() says when). */
+    if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+  }else{
+    runScript(db, aLogSql, N_LOG_SQL, "a logged statement fails only for memory", iAt, persistent);
+  }
+  disarm();
+  if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+  nObjects = queryCount(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%'");
+  expect(nObjects==0 || nObjects==14, "the install is all or nothing", iAt, persistent);
+  if( nObjects!=0 && nObjects!=14 && nFailed<=20 ){
+    run(db, "SELECT group_concat(name) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%'", zTable);
+    printf("  %ld objects: %s\n", nObjects, zTable);
+  }
+  if( nObjects==14 ){
+    expect(queryCount(db, "SELECT sqlitetriggers_log_check()")==1,
+           "an installed log checks whole", iAt, persistent);
+    if( queryCount(db, "SELECT count(*) FROM sqlitetriggers_log_consumers")==1 ){
+      /* Every key in t was written after the consumer; id 1 may be gone. */
+      run(db, "SELECT group_concat(id) FROM (SELECT id FROM t ORDER BY id)", zTable);
+      run(db, "SELECT group_concat(rowKey) FROM (SELECT DISTINCT rowKey FROM sqlitetriggers_log"
+              " WHERE rowKey IN (SELECT id FROM t) ORDER BY rowKey)", zKeys);
+      expect(strcmp(zTable, zKeys)==0, "every row written has its change logged", iAt, persistent);
+      expect(queryCount(db, "SELECT count(*) FROM sqlitetriggers_log WHERE tx IS NULL")==0,
+             "every change is stamped", iAt, persistent);
+      expect(queryCount(db, "SELECT count(*) FROM t WHERE id = 1")==1
+             || queryCount(db, "SELECT count(*) FROM sqlitetriggers_log WHERE rowKey = 1 AND kind = 3")==1
+             || queryCount(db, "SELECT count(*) FROM sqlitetriggers_log WHERE rowKey = 1")==0,
+             "a row REPLACE deleted has its delete logged", iAt, persistent);
+    }else{
+      expect(queryCount(db, "SELECT count(*) FROM sqlitetriggers_log")==0,
+             "without a consumer nothing is logged", iAt, persistent);
+    }
+  }
+  expect(sqlite3_exec(db, "INSERT INTO t(v) VALUES ('after')", 0, 0, 0)==SQLITE_OK,
+         "the connection is usable afterwards", iAt, persistent);
+  expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt, persistent);
+  endRun();
+}
+
 /* ---- the runner -------------------------------------------------------- */
 
 /* Runs xScenario with allocation 1, 2, ... failing until a run makes no
@@ -489,9 +569,12 @@ int main(void){
     long nCbPersistent = injectEverywhere(runCallbacks, 1);
     long nCapTransient = injectEverywhere(runCapture, 0);
     long nCapPersistent = injectEverywhere(runCapture, 1);
+    long nLogTransient = injectEverywhere(runLog, 0);
+    long nLogPersistent = injectEverywhere(runLog, 1);
     printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs, change capture "
-           "%ld/%ld runs (transient/persistent); each run counts as one check\n", nTransient,
-           nPersistent, nCbTransient, nCbPersistent, nCapTransient, nCapPersistent);
+           "%ld/%ld runs, durable log %ld/%ld runs (transient/persistent); each run counts as "
+           "one check\n", nTransient, nPersistent, nCbTransient, nCbPersistent, nCapTransient,
+           nCapPersistent, nLogTransient, nLogPersistent);
   }
   printf("oom: %d passed, %d failed\n", nPassed, nFailed);
   return nFailed ? 1 : 0;

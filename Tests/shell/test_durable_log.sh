@@ -1,0 +1,295 @@
+# The durable change log (durable_log.c): installed with the extension,
+# written and read in plain SQL by every process.  Each statement that may
+# fail stands on its own line: after an error the sqlite3 CLI skips the
+# rest of a line.
+
+LISTS="CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT UNIQUE);"
+CHANGES="SELECT id, tableName, kind, rowKey, tx FROM sqlitetriggers_changes;"
+
+# plain SCRIPT DB: the sqlite3 CLI without the extension.
+plain() {
+  printf '%s\n' "$1" | "$SQLITE3" -batch "$2" 2>&1
+}
+
+check "inserts, updates, deletes and key changes are logged by key, in order" \
+  "$LISTS
+CREATE TABLE tags(name TEXT, owner TEXT, note TEXT, PRIMARY KEY(owner, name)) WITHOUT ROWID;
+SELECT sqlitetriggers_log_install('lists'), sqlitetriggers_log_install('TAGS');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+INSERT INTO lists(title) VALUES ('inbox'), ('home');
+UPDATE lists SET title = 'work' WHERE id = 2;
+UPDATE lists SET id = 7 WHERE id = 1;
+DELETE FROM lists WHERE id = 2;
+INSERT INTO tags VALUES ('red', 'r1', NULL);
+UPDATE tags SET note = 'x';
+$CHANGES" \
+  "1|2
+1|lists|insert|1|1
+2|lists|insert|2|1
+3|lists|update|2|3
+4|lists|delete|1|4
+5|lists|insert|7|4
+6|lists|delete|2|6
+7|tags|insert|[\"r1\",\"red\"]|7
+8|tags|update|[\"r1\",\"red\"]|8"
+
+check "without a consumer nothing is logged; a new consumer starts at the end" \
+  "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO lists(title) VALUES ('before');
+SELECT count(*) FROM sqlitetriggers_log;
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('a');
+INSERT INTO lists(title) VALUES ('after');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('b');
+SELECT name, position FROM sqlitetriggers_log_consumers ORDER BY name;" \
+  "1
+0
+a|0
+b|1"
+
+db=$(scratch_db)
+sql "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');" "$db" >/dev/null
+actual=$(plain "PRAGMA recursive_triggers = OFF;
+INSERT INTO lists VALUES (1, 'inbox'), (2, 'home');
+INSERT OR REPLACE INTO lists VALUES (3, 'inbox');
+UPDATE OR REPLACE lists SET title = 'home' WHERE id = 3;
+INSERT INTO lists VALUES (4, 'home');
+INSERT OR IGNORE INTO lists VALUES (5, 'home');
+SELECT id, tableName, kind, rowKey, tx FROM sqlitetriggers_changes;
+SELECT * FROM lists;" "$db")
+check_same "a writer without the extension logs too, REPLACE's deletions included (recursive_triggers OFF)" \
+  "$actual" \
+  "Runtime error near line 5: UNIQUE constraint failed: lists.title (19)
+1|lists|insert|1|
+2|lists|insert|2|
+3|lists|delete|1|
+4|lists|insert|3|
+5|lists|delete|2|
+6|lists|update|3|
+7|lists|delete|3|
+3|home"
+
+check "install refuses what it cannot log, naming the table and the remedy" \
+  "CREATE TABLE nokey(a, b);
+CREATE TABLE expr(id INTEGER PRIMARY KEY, t TEXT);
+CREATE UNIQUE INDEX ex ON expr(lower(t));
+CREATE TABLE part(id INTEGER PRIMARY KEY, t TEXT);
+CREATE UNIQUE INDEX px ON part(t) WHERE t IS NOT NULL;
+CREATE VIEW v AS SELECT 1;
+CREATE VIRTUAL TABLE s USING fts5(body);
+SELECT sqlitetriggers_log_install('nokey');
+SELECT sqlitetriggers_log_install('expr');
+SELECT sqlitetriggers_log_install('part');
+SELECT sqlitetriggers_log_install('v');
+SELECT sqlitetriggers_log_install('s');
+SELECT sqlitetriggers_log_install('missing');
+SELECT sqlitetriggers_log_install(1);
+SELECT sqlitetriggers_log_install('sqlite_schema');
+SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%';" \
+  "Runtime error near line 9: sqlitetriggers_log_install: \"nokey\" has no PRIMARY KEY: its rowids can change (VACUUM renumbers them), so its changes could not be matched to rows; declare a primary key (an INTEGER PRIMARY KEY keeps the rowids)
+Runtime error near line 10: sqlitetriggers_log_install: the UNIQUE index \"ex\" of \"expr\" is on an expression: the rows an INSERT OR REPLACE deletes through it cannot be logged in plain SQL; make it a UNIQUE constraint on columns, or do not log this table
+Runtime error near line 11: sqlitetriggers_log_install: the UNIQUE index \"px\" of \"part\" has a WHERE clause: the rows an INSERT OR REPLACE deletes through it cannot be logged in plain SQL; make it a UNIQUE constraint on columns, or do not log this table
+Runtime error near line 12: sqlitetriggers_log_install: \"v\" is a view: only tables are logged
+Runtime error near line 13: sqlitetriggers_log_install: \"s\" is a virtual table: only tables are logged
+Runtime error near line 14: sqlitetriggers_log_install: no table \"missing\" in the main schema
+Runtime error near line 15: sqlitetriggers_log_install: expects a table name
+Runtime error near line 16: sqlitetriggers_log_install: \"sqlite_schema\" is an internal table
+0"
+
+check "a consumer's position only moves forward, and never past the end" \
+  "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+INSERT INTO lists(title) VALUES ('a'), ('b');
+UPDATE sqlitetriggers_log_consumers SET position = 3;
+UPDATE sqlitetriggers_log_consumers SET position = NULL;
+UPDATE sqlitetriggers_log_consumers SET position = 2;
+UPDATE sqlitetriggers_log_consumers SET position = 1;
+SELECT position FROM sqlitetriggers_log_consumers;" \
+  "1
+Runtime error near line 6: sqlitetriggers_log: a consumer's position cannot pass the end of the log (19)
+Runtime error near line 7: sqlitetriggers_log: a consumer's position only moves forward (19)
+Runtime error near line 9: sqlitetriggers_log: a consumer's position only moves forward (19)
+2"
+
+check "compaction keeps what the slowest consumer has not read, and a deleted consumer lets go" \
+  "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('fast'), ('slow');
+INSERT INTO lists(title) VALUES ('a'), ('b'), ('c'), ('d');
+UPDATE sqlitetriggers_log_consumers SET position = 4 WHERE name = 'fast';
+SELECT group_concat(id) FROM sqlitetriggers_log;
+UPDATE sqlitetriggers_log_consumers SET position = 2 WHERE name = 'slow';
+SELECT group_concat(id), (SELECT compactedThrough FROM sqlitetriggers_log_meta) FROM sqlitetriggers_log;
+DELETE FROM sqlitetriggers_log_consumers WHERE name = 'slow';
+SELECT count(*), (SELECT compactedThrough FROM sqlitetriggers_log_meta) FROM sqlitetriggers_log;
+DELETE FROM sqlitetriggers_log_consumers;
+INSERT INTO lists(title) VALUES ('e');
+SELECT count(*) FROM sqlitetriggers_log;" \
+  "1
+1,2,3,4
+3,4|2
+0|4
+0"
+
+check "a consumer that does not read falls behind past the backlog cap, and is told so" \
+  "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+UPDATE sqlitetriggers_log_meta SET maxBacklog = 3;
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('reader'), ('sleeper');
+INSERT INTO lists(title) VALUES ('a'), ('b'), ('c'), ('d'), ('e');
+UPDATE sqlitetriggers_log_consumers SET position = 5 WHERE name = 'reader';
+SELECT group_concat(id), (SELECT compactedThrough FROM sqlitetriggers_log_meta) FROM sqlitetriggers_log;
+SELECT name, position < (SELECT compactedThrough FROM sqlitetriggers_log_meta) AS fellBehind
+  FROM sqlitetriggers_log_consumers ORDER BY name;
+UPDATE sqlitetriggers_log_consumers SET position = 5 WHERE name = 'sleeper';
+SELECT name, position < (SELECT compactedThrough FROM sqlitetriggers_log_meta) AS fellBehind
+  FROM sqlitetriggers_log_consumers ORDER BY name;" \
+  "1
+3,4,5|2
+reader|0
+sleeper|1
+reader|0
+sleeper|0"
+
+check "check() names a renamed, recreated or changed table; installing again follows it" \
+  "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+SELECT sqlitetriggers_log_check();
+ALTER TABLE lists RENAME TO folders;
+SELECT sqlitetriggers_log_check();
+SELECT sqlitetriggers_log_install('folders');
+SELECT sqlitetriggers_log_check(), tableName FROM sqlitetriggers_log_tables;
+CREATE UNIQUE INDEX byKind ON folders(title, id);
+SELECT sqlitetriggers_log_check();
+SELECT sqlitetriggers_log_install('folders');
+SELECT sqlitetriggers_log_check();
+CREATE TABLE new_folders(id INTEGER PRIMARY KEY, title TEXT UNIQUE, color INT);
+INSERT INTO new_folders(id, title) SELECT id, title FROM folders;
+DROP TABLE folders;
+ALTER TABLE new_folders RENAME TO folders;
+SELECT sqlitetriggers_log_check();
+SELECT sqlitetriggers_log_install('folders');
+SELECT sqlitetriggers_log_check();" \
+  "1
+1
+Runtime error near line 6: sqlitetriggers_log_check: the log of \"lists\" is now on \"folders\" (renamed): call sqlitetriggers_log_install('folders')
+1
+1|folders
+Runtime error near line 10: sqlitetriggers_log_check: the log of \"folders\" is out of date (its table changed since the install): call sqlitetriggers_log_install('folders')
+1
+1
+Runtime error near line 17: sqlitetriggers_log_check: the log of \"folders\" is missing triggers (the table recreated by a migration, a UNIQUE index added or dropped?): call sqlitetriggers_log_install('folders'); changes made since were not logged
+1
+1"
+
+check "ALTER TABLE ADD and DROP COLUMN work with the log installed" \
+  "CREATE TABLE notes(id TEXT PRIMARY KEY, body TEXT, extra INT);
+SELECT sqlitetriggers_log_install('notes');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+ALTER TABLE notes DROP COLUMN extra;
+ALTER TABLE notes ADD COLUMN color INT;
+INSERT INTO notes VALUES ('n1', 'x', 3);
+SELECT sqlitetriggers_log_check();
+$CHANGES" \
+  "1
+1
+1|notes|insert|n1|1"
+
+check "install refuses a log object of another shape, and changes nothing" \
+  "CREATE TABLE sqlitetriggers_log(id INTEGER PRIMARY KEY, payload TEXT);
+$LISTS
+SELECT sqlitetriggers_log_install('lists');
+SELECT name FROM sqlite_schema ORDER BY name;" \
+  "Runtime error near line 4: sqlitetriggers_log_install: \"sqlitetriggers_log\" exists in this file with another definition (not this version's log, or not a log at all): rename or drop it first
+lists
+sqlite_autoindex_lists_1
+sqlitetriggers_log"
+
+check "an install inside a transaction that rolls back leaves nothing" \
+  "$LISTS
+BEGIN;
+SELECT sqlitetriggers_log_install('lists');
+ROLLBACK;
+SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%';" \
+  "1
+0"
+
+check "uninstall drops the table's triggers, registration and changes" \
+  "$LISTS
+CREATE TABLE other(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_log_install('lists'), sqlitetriggers_log_install('other');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+INSERT INTO lists(title) VALUES ('a');
+INSERT INTO other DEFAULT VALUES;
+SELECT sqlitetriggers_log_uninstall('lists'), sqlitetriggers_log_uninstall('lists');
+INSERT INTO lists(title) VALUES ('b');
+SELECT tableName FROM sqlitetriggers_changes;
+SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'lists';" \
+  "1|2
+1|0
+other
+0"
+
+check "the log's functions are direct-only: a trigger or view in a file cannot call them" \
+  "$LISTS
+CREATE TABLE t(id INTEGER PRIMARY KEY);
+CREATE TRIGGER planted AFTER INSERT ON t BEGIN SELECT sqlitetriggers_log_install('lists'); END;
+INSERT INTO t DEFAULT VALUES;
+CREATE VIEW pv AS SELECT sqlitetriggers_log_transaction(1);
+SELECT * FROM pv;" \
+  "Parse error near line 5: unsafe use of sqlitetriggers_log_install()
+Parse error near line 7: unsafe use of sqlitetriggers_log_transaction()"
+
+check "stamp() needs a log; a stamped connection's transactions share the first row's id" \
+  "$LISTS
+SELECT sqlitetriggers_log_stamp();
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+BEGIN; INSERT INTO lists(title) VALUES ('a'); SAVEPOINT s; INSERT INTO lists(title) VALUES ('x'); ROLLBACK TO s; INSERT INTO lists(title) VALUES ('b'); COMMIT;
+INSERT INTO lists(title) VALUES ('c');
+SELECT group_concat(id || ':' || tx, ' ') FROM sqlitetriggers_log;" \
+  "Runtime error near line 3: sqlitetriggers_log_stamp: this database has no log yet: call sqlitetriggers_log_install(TABLE) first
+1
+1:1 2:1 3:3"
+
+# Durability: VACUUM, journal modes, backups and checkpoints keep the log.
+db=$(scratch_db)
+sql "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+INSERT INTO lists(title) VALUES ('a'), ('b'), ('c');
+DELETE FROM lists WHERE id = 2;
+UPDATE sqlitetriggers_log_consumers SET position = 2;" "$db" >/dev/null
+actual=$(plain "VACUUM;
+PRAGMA journal_mode = WAL;
+INSERT INTO lists(title) VALUES ('d');
+PRAGMA wal_checkpoint(TRUNCATE);
+.backup '$db.copy'
+PRAGMA journal_mode = DELETE;
+INSERT INTO lists(title) VALUES ('e');" "$db" | tr '\n' ' ')
+check_same "VACUUM, journal_mode changes and a WAL checkpoint run with the log installed" \
+  "$actual" "wal 0|0|0 delete "
+check_same "the log survives them, ids and positions included" \
+  "$(plain "SELECT group_concat(id || ':' || rowKey, ' ') FROM sqlitetriggers_log; SELECT position FROM sqlitetriggers_log_consumers;" "$db")" \
+  "3:3 4:2 5:4 6:5
+2"
+check_same "a backup carries the log" \
+  "$(plain "SELECT group_concat(id, ' ') FROM sqlitetriggers_log;" "$db.copy")" "3 4 5"
+rm -f "$db.copy"
+
+# Two processes installing at once end with one log.
+db=$(scratch_db)
+plain "$LISTS CREATE TABLE tags(id INTEGER PRIMARY KEY);" "$db" >/dev/null
+for table in lists tags lists tags; do
+  printf '.timeout 20000\n.load %s\nSELECT sqlitetriggers_log_install(%s);\n' "$EXT" "'$table'" \
+    | "$SQLITE3" -batch "$db" >"$SCRATCH/install.$table.$RANDOM" 2>&1 &
+done
+wait
+check_same "two processes installing at once end with one log" \
+  "$(plain "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'sqlitetriggers_log_[0-9]*';
+SELECT group_concat(tableName, ' ') FROM (SELECT tableName FROM sqlitetriggers_log_tables ORDER BY tableName);
+SELECT count(*) FROM sqlitetriggers_log_meta;" "$db" | tr '\n' ' ')|$(cat "$SCRATCH"/install.* | sort | tr '\n' ' ')" \
+  "8 lists tags 1 |1 1 2 2 "
