@@ -22,7 +22,7 @@
 **       tableId: sqlitetriggers_log_tables.id.  kind: 1 insert, 2 update,
 **       3 delete.  rowKey: the row's primary key, the column's value for a
 **       one-column key, json_array(...) of the key's columns in key order
-**       for a composite one.  An update that changes the key is a delete of
+**       for a composite one (a blob in it as {"blob":"<lowercase hex>"}).  An update that changes the key is a delete of
 **       the old key and an insert of the new.  tx: NULL (plain SQL cannot
 **       tell one transaction from the next; see TRANSACTIONS).
 **   sqlitetriggers_log_tables(id, tableName, keyColumns)
@@ -271,9 +271,13 @@ static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlia
     sqlite3_str_appendf(pOut, "%s.\"%w\"", zAlias, pTab->azKey[0]);
     return;
   }
+  /* JSON holds no blob: a blob is {"blob":"<lowercase hex>"}, as in
+  ** swift_callback_log. */
   sqlite3_str_appendall(pOut, "json_array(");
   for(i=0; i<pTab->nKey; i++){
-    sqlite3_str_appendf(pOut, "%s%s.\"%w\"", i ? ", " : "", zAlias, pTab->azKey[i]);
+    sqlite3_str_appendf(pOut, "%sCASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
+                        "lower(hex(%s.\"%w\"))) ELSE %s.\"%w\" END", i ? ", " : "", zAlias,
+                        pTab->azKey[i], zAlias, pTab->azKey[i], zAlias, pTab->azKey[i]);
   }
   sqlite3_str_appendall(pOut, ")");
 }

@@ -1,0 +1,401 @@
+import GRDB
+import Foundation
+
+/// One change the durable log recorded: which row of the table changed and
+/// how, with the row as it is when the batch is read.
+///
+/// The log keeps keys, not values (its triggers are plain SQL that every
+/// process runs, and naming columns would break `ALTER TABLE … DROP
+/// COLUMN`), so ``record`` is the row now: nil when it no longer exists.
+/// Apply changes by key, making your copy of each row what ``record`` says.
+///
+/// ```swift
+/// func apply(_ change: DurableChange<Reminder>) {
+///     if let reminder = change.record { print("upsert", reminder.title) } else { print("delete", change.key) }
+/// }
+/// ```
+public struct DurableChange<Record> {
+    /// How the row changed, as the log recorded it. An update that
+    /// changed the key is a deletion of the old key and an insertion of
+    /// the new one.
+    public enum Kind: Int, Sendable, Hashable {
+        case inserted = 1
+        case updated = 2
+        case deleted = 3
+    }
+
+    /// The change's id in the log: positions count these.
+    public var id: Int64
+    /// The table, as installed.
+    public var table: String
+    public var kind: Kind
+    /// The row's primary key: one value per key column, in key order.
+    public var key: [DatabaseValue]
+    /// The row as it is when the batch was read; nil when it no longer
+    /// exists.
+    public var record: Record?
+
+    public init(id: Int64, table: String, kind: Kind, key: [DatabaseValue], record: Record?) {
+        self.id = id
+        self.table = table
+        self.kind = kind
+        self.key = key
+        self.record = record
+    }
+}
+
+extension DurableChange: Sendable where Record: Sendable {}
+extension DurableChange: Equatable where Record: Equatable {}
+
+/// The changes one committed transaction made to the tables read.
+///
+/// A transaction of a connection with SQLiteTriggers installed has its
+/// ``id``; a writer without the extension (the sqlite3 shell, Python's
+/// `sqlite3`, a widget without it) cannot mark its transactions in plain
+/// SQL, so each of its changes comes as a transaction of its own, with a
+/// nil ``id``.
+public struct DurableTransaction<Record> {
+    /// The id of the transaction's first change; nil when unknown.
+    public var id: Int64?
+    public var changes: [DurableChange<Record>]
+
+    public init(id: Int64?, changes: [DurableChange<Record>]) {
+        self.id = id
+        self.changes = changes
+    }
+}
+
+extension DurableTransaction: Sendable where Record: Sendable {}
+extension DurableTransaction: Equatable where Record: Equatable {}
+
+/// The next committed changes after a consumer's position, whole
+/// transactions at a time, in commit order.
+///
+/// ```swift
+/// let batch = try db.durableBatch(for: "sync", of: FeedTable(Reminder.self))
+/// for change in batch.changes { print(change.kind, change.key) }
+/// try db.acknowledge(batch)
+/// ```
+public struct DurableBatch<Record> {
+    /// The consumer that read it.
+    public var consumer: String
+    public var transactions: [DurableTransaction<Record>]
+    /// Where the consumer's position moves when the batch is acknowledged:
+    /// past every change read, those of tables it does not read included.
+    public var position: Int64
+    /// Whether the position moves at all: false when nothing was read.
+    public var advances: Bool
+
+    /// Every change, in commit order.
+    public var changes: [DurableChange<Record>] { transactions.flatMap(\.changes) }
+}
+
+extension DurableBatch: Sendable where Record: Sendable {}
+
+/// Why a durable consumer cannot read.
+public enum DurableLogError: Error, CustomStringConvertible, Sendable {
+    /// The consumer did not read for longer than the log keeps changes
+    /// (`sqlitetriggers_log_meta.maxBacklog`): changes after its position
+    /// are gone. Read the tables afresh, then call
+    /// `Database.resetDurableConsumer(_:)`.
+    case fellBehind(consumer: String, position: Int64, compactedThrough: Int64)
+    /// No consumer of that name: `Database.startDurableConsumer(_:)` makes one.
+    case unknownConsumer(String)
+    /// The file has no durable log, or none for that table:
+    /// `Database.installDurableLog(for:)` installs it.
+    case notInstalled(String)
+
+    public var description: String {
+        switch self {
+        case let .fellBehind(consumer, position, compactedThrough):
+            "durable consumer \"\(consumer)\" fell behind: its position is \(position), and the log "
+                + "keeps changes after \(compactedThrough) only; read the tables afresh, then "
+                + "resetDurableConsumer(\"\(consumer)\")"
+        case .unknownConsumer(let name):
+            "no durable consumer \"\(name)\": startDurableConsumer(\"\(name)\") makes one"
+        case .notInstalled(let table):
+            "no durable log for \"\(table)\": installDurableLog(for: [\"\(table)\"]) installs it"
+        }
+    }
+}
+
+extension Database {
+    /// Installs (or installs again, after a migration changed the table)
+    /// the durable change log of each table: plain SQL triggers in the
+    /// file, which every process writing it runs, with or without
+    /// SQLiteTriggers. This connection stamps its changes with their
+    /// transaction. All or nothing, in this transaction.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in try db.installDurableLog(for: ["reminders"]) }
+    /// ```
+    public func installDurableLog(for tables: [String]) throws {
+        for table in tables {
+            try execute(sql: "SELECT sqlitetriggers_log_install(?)", arguments: [table])
+        }
+    }
+
+    /// Makes this connection stamp its changes with their transaction, as
+    /// `installDurableLog(for:)` does; for writers that did not install.
+    ///
+    /// ```swift
+    /// var config = Configuration()
+    /// config.prepareDatabase { db in try db.installSQLiteTriggers(); try db.stampDurableLogTransactions() }
+    /// ```
+    public func stampDurableLogTransactions() throws {
+        guard try hasDurableLog() else { return }
+        try execute(sql: "SELECT sqlitetriggers_log_stamp()")
+    }
+
+    /// Makes the consumer `name` when it does not exist yet, at the end of
+    /// the log: it sees the changes committed from now on. Returns true
+    /// when it made it; read the tables in the same transaction to start
+    /// from a copy that the changes then keep current.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in _ = try db.startDurableConsumer("sync") }
+    /// ```
+    @discardableResult
+    public func startDurableConsumer(_ name: String) throws -> Bool {
+        guard try hasDurableLog() else { throw DurableLogError.notInstalled("any table") }
+        try execute(sql: "INSERT OR IGNORE INTO sqlitetriggers_log_consumers(name) VALUES (?)", arguments: [name])
+        return changesCount > 0
+    }
+
+    /// Moves a consumer that fell behind to the end of the log, after the
+    /// app has read the tables afresh; a consumer that has not fallen
+    /// behind keeps its position.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in try db.resetDurableConsumer("sync") }
+    /// ```
+    public func resetDurableConsumer(_ name: String) throws {
+        try execute(sql: """
+            UPDATE sqlitetriggers_log_consumers
+            SET position = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log')
+            WHERE name = ? AND position < (SELECT compactedThrough FROM sqlitetriggers_log_meta)
+            """, arguments: [name])
+    }
+
+    /// Removes the consumer: the log no longer keeps changes for it.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in try db.removeDurableConsumer("sync") }
+    /// ```
+    public func removeDurableConsumer(_ name: String) throws {
+        try execute(sql: "DELETE FROM sqlitetriggers_log_consumers WHERE name = ?", arguments: [name])
+    }
+
+    /// Reads the next changes of `table` after the consumer's position:
+    /// whole transactions, at least `limit` changes of any table when the
+    /// log has them, each with its row as it is now. `net` folds each
+    /// transaction to one change per row (an insert then delete of a row
+    /// is nothing; a transaction of unknown id has one change anyway).
+    /// Reading moves nothing: `acknowledge(_:)` does.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in
+    ///     let batch = try db.durableBatch(for: "sync", of: FeedTable(Reminder.self))
+    ///     for change in batch.changes { print(change.kind, change.record?.title ?? "deleted") }
+    ///     try db.acknowledge(batch)   // in the same transaction as what the changes did: exactly once
+    /// }
+    /// ```
+    public func durableBatch<Record>(for consumer: String, of table: FeedTable<Record>, limit: Int = 256,
+                                     net: Bool = false) throws -> DurableBatch<Record> {
+        try durableBatch(for: consumer, of: [table], limit: limit, net: net)
+    }
+
+    /// Reads the next changes of several tables whose rows decode to one
+    /// type (an enum of your records, say); see
+    /// ``durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``.
+    ///
+    /// ```swift
+    /// enum Item: Sendable { case list(String), reminder(String) }
+    /// let tables = [FeedTable("lists") { row in Item.list(row["title"]) },
+    ///               FeedTable("reminders") { row in Item.reminder(row["title"]) }]
+    /// let batch = try dbQueue.read { db in try db.durableBatch(for: "sync", of: tables) }
+    /// ```
+    public func durableBatch<Record>(for consumer: String, of tables: [FeedTable<Record>], limit: Int = 256,
+                                     net: Bool = false) throws -> DurableBatch<Record> {
+        guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
+        let position = try durablePosition(of: consumer)
+        var rows = try Row.fetchAll(self, sql: """
+            SELECT l.id, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
+            FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
+            WHERE l.id > ? ORDER BY l.id LIMIT ?
+            """, arguments: [position, max(limit, 1)])
+        // Whole transactions: the rest of the last one, whose rows follow.
+        if let last = rows.last, let tx: Int64 = last["tx"] {
+            rows += try Row.fetchAll(self, sql: """
+                SELECT l.id, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
+                FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
+                WHERE l.id > ? AND l.tx = ? ORDER BY l.id
+                """, arguments: [last["id"] as Int64, tx])
+        }
+        let reader = DurableRowReader(tables: tables)
+        var transactions: [DurableTransaction<Record>] = []
+        for row in rows {
+            let tx: Int64? = row["tx"]
+            guard let tableName: String = row["tableName"],
+                  let table = reader.table(named: tableName) else { continue }
+            let keyColumns = try DurableRowReader<Record>.keyColumns(row["keyColumns"])
+            let key = try DurableRowReader<Record>.key(row["rowKey"], columns: keyColumns, in: self)
+            let change = DurableChange<Record>(
+                id: row["id"], table: table.name, kind: DurableChange<Record>.Kind(rawValue: row["kind"]) ?? .updated,
+                key: key, record: try reader.current(of: table, key: key, keyColumns: keyColumns, in: self))
+            if let tx, let open = transactions.last, open.id == tx {
+                transactions[transactions.count - 1].changes.append(change)
+            } else {
+                transactions.append(DurableTransaction(id: tx, changes: [change]))
+            }
+        }
+        if net { transactions = transactions.map(DurableRowReader<Record>.folded) }
+        let end: Int64 = rows.last?["id"] ?? position
+        return DurableBatch(consumer: consumer, transactions: transactions, position: end, advances: end > position)
+    }
+
+    /// Moves the batch's consumer past it. In the transaction that applied
+    /// the batch to this database, each change is processed exactly once;
+    /// after work elsewhere (a server, another file), a crash before this
+    /// call delivers the batch again: at least once.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in
+    ///     let batch = try db.durableBatch(for: "sync", of: FeedTable(Reminder.self))
+    ///     try db.acknowledge(batch)
+    /// }
+    /// ```
+    public func acknowledge<Record>(_ batch: DurableBatch<Record>) throws {
+        guard batch.advances else { return }
+        try execute(sql: "UPDATE sqlitetriggers_log_consumers SET position = max(position, ?) WHERE name = ?",
+                    arguments: [batch.position, batch.consumer])
+    }
+
+    /// The id of the last change the log has recorded (0 when none): it
+    /// only grows, so a changed value means new changes.
+    ///
+    /// ```swift
+    /// let end = try dbQueue.read { db in try db.durableLogEnd() }
+    /// ```
+    public func durableLogEnd() throws -> Int64 {
+        try Int64.fetchOne(self, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'") ?? 0
+    }
+
+    // MARK: - Reading
+
+    func hasDurableLog() throws -> Bool {
+        try Bool.fetchOne(self, sql: "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_consumers'") ?? false
+    }
+
+    /// The consumer's position; throws when it is unknown or fell behind.
+    func durablePosition(of consumer: String) throws -> Int64 {
+        guard let row = try Row.fetchOne(self, sql: """
+            SELECT c.position, m.compactedThrough FROM sqlitetriggers_log_consumers AS c, sqlitetriggers_log_meta AS m
+            WHERE c.name = ?
+            """, arguments: [consumer]) else { throw DurableLogError.unknownConsumer(consumer) }
+        let position: Int64 = row[0], compactedThrough: Int64 = row[1]
+        if position < compactedThrough {
+            throw DurableLogError.fellBehind(consumer: consumer, position: position, compactedThrough: compactedThrough)
+        }
+        return position
+    }
+}
+
+/// Reads the rows the changes name, with one statement per table.
+struct DurableRowReader<Record> {
+    let tables: [FeedTable<Record>]
+
+    /// The table read under `name` (matched as SQLite matches names).
+    func table(named name: String) -> FeedTable<Record>? {
+        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The row of `table` under `key`, decoded; nil when it no longer exists.
+    func current(of table: FeedTable<Record>, key: [DatabaseValue], keyColumns: [String],
+                 in db: Database) throws -> Record? {
+        let condition = keyColumns.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: " AND ")
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE \(condition)"),
+                                   arguments: StatementArguments(key))
+        return try row.map(table.decode)
+    }
+
+    static func keyColumns(_ json: String?) throws -> [String] {
+        guard let json, let columns = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] else {
+            throw DatabaseError(message: "sqlitetriggers_log_tables: keyColumns is not a JSON array of names")
+        }
+        return columns
+    }
+
+    /// One value per key column: a composite key is stored as a JSON
+    /// array, a blob in it as `{"blob":"<hex>"}`.
+    static func key(_ stored: DatabaseValue, columns: [String], in db: Database) throws -> [DatabaseValue] {
+        guard columns.count > 1 else { return [stored] }
+        let values = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT value, CASE type WHEN 'object' THEN json_extract(value, '$.blob') END AS blob, type
+            FROM json_each(?) ORDER BY key
+            """), arguments: [stored]).map { row -> DatabaseValue in
+            guard (row["type"] as String?) == "object" else { return row["value"] }
+            guard let hex: String = row["blob"], let data = Data(lowercaseHex: hex) else { return .null }
+            return data.databaseValue
+        }
+        guard values.count == columns.count else {
+            throw DatabaseError(message: "sqlitetriggers_log: a composite key is not a JSON array of \(columns.count) values")
+        }
+        return values
+    }
+
+    /// The transaction with one change per row: its first kind and the row
+    /// now say what happened (inserted then gone: nothing).
+    static func folded(_ transaction: DurableTransaction<Record>) -> DurableTransaction<Record> {
+        guard transaction.id != nil else { return transaction }
+        var order: [String] = []
+        var byRow: [String: DurableChange<Record>] = [:]
+        for change in transaction.changes {
+            let id = change.table.lowercased() + "\u{0}" + change.key.map(\.description).joined(separator: "\u{0}")
+            if var first = byRow[id] {
+                first.record = change.record
+                first.id = change.id
+                byRow[id] = first
+            } else {
+                order.append(id)
+                byRow[id] = change
+            }
+        }
+        var changes: [DurableChange<Record>] = []
+        for id in order {
+            guard var change = byRow[id] else { continue }
+            switch (change.kind, change.record == nil) {
+            case (.inserted, true): continue
+            case (.inserted, false): break
+            case (_, true): change.kind = .deleted
+            case (_, false): change.kind = .updated
+            }
+            changes.append(change)
+        }
+        return DurableTransaction(id: transaction.id, changes: changes)
+    }
+}
+
+extension Data {
+    /// The bytes of lowercase (or uppercase) hex text; nil when it is not hex.
+    init?(lowercaseHex hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = Data.hexValue(digits[index]), let low = Data.hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(bytes)
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,351 @@
+import GRDB
+import Foundation
+
+extension DatabaseWriter {
+    /// Delivers the durable log's committed changes of a record's table to
+    /// the consumer `consumer`, exactly once: `onBatch` runs inside the
+    /// writer's transaction that moves the consumer's position, so what it
+    /// writes to this database and the position commit together; when it
+    /// throws, both roll back, and the batch comes again.
+    ///
+    /// Every writer's changes arrive: this app's, its other processes',
+    /// the sqlite3 shell's, a Python script's. The consumer is made at the
+    /// end of the log when it does not exist; ``DurableChange/record`` is
+    /// the row when the batch is read. The observation wakes when this
+    /// writer commits, when ``DurableObservation/wakeUp()`` is called (as
+    /// the app becomes active), on Apple platforms when another process
+    /// posts the database's Darwin notification (see
+    /// ``DurableObservation``), and every `pollInterval` seconds. It lasts
+    /// as long as the returned token. A database locked by another process
+    /// is tried again at the next wake-up; any other error (the consumer
+    /// fell behind, the log no longer matches its table, `onBatch` threw)
+    /// goes to `onError` and ends it.
+    ///
+    /// ```swift
+    /// let sync = try dbPool.observeDurableChanges(to: Reminder.self, consumer: "search") { db, batch in
+    ///     for change in batch.changes { print(change.kind, change.record?.title ?? "deleted") }
+    /// }
+    /// ```
+    public func observeDurableChanges<Record: FetchableRecord & TableRecord & Sendable>(
+        to record: Record.Type,
+        consumer: String,
+        net: Bool = false,
+        pollInterval: TimeInterval = 1,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onBatch: @escaping @Sendable (Database, DurableBatch<Record>) throws -> Void
+    ) throws -> DurableObservation {
+        try observeDurableChanges(to: [FeedTable(record)], consumer: consumer, net: net, pollInterval: pollInterval,
+                                  onError: onError, onBatch: onBatch)
+    }
+
+    /// Delivers the durable log's committed changes of `tables` to
+    /// `consumer`, exactly once; see
+    /// ``observeDurableChanges(to:consumer:net:pollInterval:onError:onBatch:)-(Record.Type,_,_,_,_,_)``.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// let observation = try dbQueue.observeDurableChanges(to: [titles], consumer: "index") { db, batch in
+    ///     print(batch.changes.count)
+    /// }
+    /// ```
+    public func observeDurableChanges<Record: Sendable>(
+        to tables: [FeedTable<Record>],
+        consumer: String,
+        net: Bool = false,
+        pollInterval: TimeInterval = 1,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        onBatch: @escaping @Sendable (Database, DurableBatch<Record>) throws -> Void
+    ) throws -> DurableObservation {
+        try write { db in
+            try db.execute(sql: "SELECT sqlitetriggers_log_check()")
+            try db.startDurableConsumer(consumer)
+        }
+        let wakeups = DurableWakeups(writer: self, pollInterval: pollInterval)
+        let task = Task.detached { [self] in
+            var lastEnd: Int64 = -1
+            for await _ in wakeups.stream {
+                do {
+                    // A cheap read first: most wake-ups find nothing new.
+                    let end = try await read { db in try db.durableLogEnd() }
+                    guard end != lastEnd else { continue }
+                    while true {
+                        let advanced = try await write { db -> Bool in
+                            let batch = try db.durableBatch(for: consumer, of: tables, net: net)
+                            guard batch.advances else { return false }
+                            if !batch.transactions.isEmpty { try onBatch(db, batch) }
+                            try db.acknowledge(batch)
+                            return true
+                        }
+                        if !advanced { break }
+                    }
+                    lastEnd = end
+                } catch is CancellationError {
+                    break
+                } catch where DurableWakeups.isTransient(error) {
+                    continue        // another process holds the lock: the next wake-up tries again
+                } catch {
+                    onError?(error)
+                    break
+                }
+            }
+            wakeups.stop()
+        }
+        return DurableObservation(wakeups: wakeups, task: task)
+    }
+
+    /// The durable log's committed changes of a record's table for
+    /// `consumer`, as an `AsyncSequence` of batches, at least once: a
+    /// batch is acknowledged when the loop asks for the next one, so work
+    /// done outside the database (an upload) that a crash interrupts is
+    /// delivered again. Apply by key, idempotently. The sequence throws
+    /// when the consumer falls behind or the log no longer matches its
+    /// table; it ends when its task is cancelled.
+    ///
+    /// ```swift
+    /// for try await batch in dbPool.durableChanges(to: Reminder.self, consumer: "upload") {
+    ///     for change in batch.changes { print("upload", change.key) }
+    /// }
+    /// ```
+    public func durableChanges<Record: FetchableRecord & TableRecord & Sendable>(
+        to record: Record.Type,
+        consumer: String,
+        net: Bool = false,
+        pollInterval: TimeInterval = 1
+    ) -> DurableChanges<Record> {
+        durableChanges(to: [FeedTable(record)], consumer: consumer, net: net, pollInterval: pollInterval)
+    }
+
+    /// The durable log's committed changes of `tables` for `consumer`, at
+    /// least once; see ``durableChanges(to:consumer:net:pollInterval:)-(Record.Type,_,_,_)``.
+    ///
+    /// ```swift
+    /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
+    /// for try await batch in dbQueue.durableChanges(to: [titles], consumer: "upload") { print(batch.changes.count) }
+    /// ```
+    public func durableChanges<Record: Sendable>(
+        to tables: [FeedTable<Record>],
+        consumer: String,
+        net: Bool = false,
+        pollInterval: TimeInterval = 1
+    ) -> DurableChanges<Record> {
+        DurableChanges(writer: self, tables: tables, consumer: consumer, net: net, pollInterval: pollInterval)
+    }
+}
+
+/// A running durable observation: cancel it, or drop it, to stop.
+///
+/// On Apple platforms, a commit of this process that the log recorded
+/// posts the Darwin notification named
+/// `DurableObservation.notificationName(forDatabaseAt:)`, and observations
+/// of the same file in other processes wake up at once (a notification
+/// carries no payload, so the name says which database; the poster's own
+/// observations ignore it, since they already woke at the commit).
+/// Elsewhere, and for writers without SQLiteTriggers, the poll finds the
+/// changes.
+public final class DurableObservation: DatabaseCancellable, Sendable {
+    private let wakeups: DurableWakeups
+    private let task: Task<Void, Never>
+
+    init(wakeups: DurableWakeups, task: Task<Void, Never>) {
+        self.wakeups = wakeups
+        self.task = task
+    }
+
+    deinit { cancel() }
+
+    /// Looks for new changes now: call it when the app becomes active.
+    public func wakeUp() { wakeups.wake() }
+
+    public func cancel() {
+        task.cancel()
+        wakeups.stop()
+    }
+
+    /// The Darwin notification name for a database file: one per file
+    /// path, so that only observers of that file wake.
+    ///
+    /// ```swift
+    /// let name = DurableObservation.notificationName(forDatabaseAt: "/tmp/db.sqlite")
+    /// ```
+    public static func notificationName(forDatabaseAt path: String) -> String {
+        // FNV-1a of the standardized path: stable across processes.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in URL(fileURLWithPath: path).standardizedFileURL.path.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return "sqlitetriggers.durable-log." + String(hash, radix: 16)
+    }
+}
+
+/// A durable log's batches as an `AsyncSequence`; see
+/// `DatabaseWriter.durableChanges(to:consumer:net:pollInterval:)`.
+public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = DurableBatch<Record>
+    let writer: any DatabaseWriter
+    let tables: [FeedTable<Record>]
+    let consumer: String
+    let net: Bool
+    let pollInterval: TimeInterval
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(sequence: self)
+    }
+
+    /// Reads a batch when one is there, acknowledging the one before.
+    public struct Iterator: AsyncIteratorProtocol {
+        let sequence: DurableChanges
+        var pending: DurableBatch<Record>?
+        var wakeups: DurableWakeups?
+        var wakeIterator: AsyncStream<Void>.Iterator?
+
+        init(sequence: DurableChanges) {
+            self.sequence = sequence
+        }
+
+        public mutating func next() async throws -> DurableBatch<Record>? {
+            let sequence = self.sequence
+            if wakeups == nil {
+                try await sequence.writer.write { db in
+                    try db.execute(sql: "SELECT sqlitetriggers_log_check()")
+                    try db.startDurableConsumer(sequence.consumer)
+                }
+                let started = DurableWakeups(writer: sequence.writer, pollInterval: sequence.pollInterval)
+                wakeups = started
+                wakeIterator = started.stream.makeAsyncIterator()
+            }
+            if let pending {
+                try await sequence.writer.write { db in try db.acknowledge(pending) }
+                self.pending = nil
+            }
+            while !Task.isCancelled {
+                let batch: DurableBatch<Record>
+                do {
+                    batch = try await sequence.writer.read { db in
+                        try db.durableBatch(for: sequence.consumer, of: sequence.tables, net: sequence.net)
+                    }
+                } catch where DurableWakeups.isTransient(error) {
+                    if await wakeIterator?.next() == nil { break }
+                    continue
+                }
+                if !batch.transactions.isEmpty {
+                    pending = batch
+                    return batch
+                }
+                // Changes of other tables only: past them, silently.
+                if batch.advances {
+                    try await sequence.writer.write { db in try db.acknowledge(batch) }
+                    continue
+                }
+                if await wakeIterator?.next() == nil { break }
+            }
+            wakeups?.stop()
+            return nil
+        }
+    }
+}
+
+// MARK: - Wake-ups
+
+/// What wakes a durable reader: this writer's commits to the log, a timer,
+/// `wake()`, and on Apple platforms other processes' Darwin notifications.
+final class DurableWakeups: Sendable {
+    let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+    private let timer: Task<Void, Never>
+    private let commits: DatabaseCancellable
+    #if canImport(Darwin)
+    private let darwin: DarwinNotifications?
+    #endif
+
+    init(writer: any DatabaseWriter, pollInterval: TimeInterval) {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.stream = stream
+        self.continuation = continuation
+        continuation.yield()       // look once at the start
+        let nanoseconds = UInt64(max(pollInterval, 0.001) * 1_000_000_000)
+        timer = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: nanoseconds)
+                continuation.yield()
+            }
+        }
+        #if canImport(Darwin)
+        let darwin = DarwinNotifications(name: DurableObservation.notificationName(forDatabaseAt: writer.path)) {
+            continuation.yield()
+        }
+        self.darwin = darwin
+        #endif
+        commits = DatabaseRegionObservation(tracking: Table("sqlitetriggers_log")).start(
+            in: writer, onError: { _ in },
+            onChange: { _ in
+                continuation.yield()
+                #if canImport(Darwin)
+                darwin?.post()
+                #endif
+            })
+    }
+
+    deinit { stop() }
+
+    func wake() { continuation.yield() }
+
+    /// A lock another connection holds: worth trying again later.
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+    }
+
+    func stop() {
+        timer.cancel()
+        commits.cancel()
+        continuation.finish()
+    }
+}
+
+#if canImport(Darwin)
+// Could not be built or run here (Linux): written against the documented
+// CFNotificationCenter Darwin center API, as GRDB's users do by hand.
+import CoreFoundation
+
+/// Posts and observes one Darwin notification name. Darwin notifications
+/// carry no payload and reach every process, the poster included: the
+/// poster skips the one it just posted (its own observation already woke
+/// at the commit).
+final class DarwinNotifications: @unchecked Sendable {
+    private let name: CFNotificationName
+    private let onNotification: @Sendable () -> Void
+    private let lock = NSLock()
+    private var ownPosts = 0
+
+    init?(name: String, onNotification: @escaping @Sendable () -> Void) {
+        self.name = CFNotificationName(name as CFString)
+        self.onNotification = onNotification
+        guard let center = CFNotificationCenterGetDarwinNotifyCenter() else { return nil }
+        CFNotificationCenterAddObserver(center, Unmanaged.passUnretained(self).toOpaque(), { _, observer, _, _, _ in
+            guard let observer else { return }
+            Unmanaged<DarwinNotifications>.fromOpaque(observer).takeUnretainedValue().received()
+        }, name as CFString, nil, .deliverImmediately)
+    }
+
+    deinit {
+        if let center = CFNotificationCenterGetDarwinNotifyCenter() {
+            CFNotificationCenterRemoveEveryObserver(center, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+
+    func post() {
+        lock.lock()
+        ownPosts += 1
+        lock.unlock()
+        CFNotificationCenterPostNotification(CFNotificationCenterGetDarwinNotifyCenter(), name, nil, nil, true)
+    }
+
+    private func received() {
+        lock.lock()
+        let isOwn = ownPosts > 0
+        if isOwn { ownPosts -= 1 }
+        lock.unlock()
+        if !isOwn { onNotification() }
+    }
+}
+#endif

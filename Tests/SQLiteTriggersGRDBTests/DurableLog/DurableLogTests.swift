@@ -1,0 +1,250 @@
+import Foundation
+import GRDB
+import SQLiteTriggersGRDB
+import Testing
+
+struct DurableNote: Codable, FetchableRecord, PersistableRecord, Hashable, Sendable {
+    static let databaseTableName = "notes"
+    var id: String
+    var title: String
+}
+
+/// A pool with the extension, and a plain GRDB queue on the same file, as
+/// another process without SQLiteTriggers would write it.
+private func makeFile() throws -> (pool: DatabasePool, plain: DatabaseQueue, cleanup: () -> Void) {
+    let path = temporaryDatabasePath()
+    let pool = try DatabasePool(path: path, configuration: installingConfiguration())
+    try pool.write { db in
+        try db.execute(sql: """
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL UNIQUE);
+            CREATE TABLE tags(name TEXT NOT NULL, owner BLOB NOT NULL, PRIMARY KEY(name, owner)) WITHOUT ROWID;
+            CREATE TABLE replica(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL);
+            """)
+        try db.installDurableLog(for: ["notes", "tags"])
+    }
+    var config = Configuration()
+    config.busyMode = .timeout(10)
+    let plain = try DatabaseQueue(path: path, configuration: config)
+    return (pool, plain, { removeDatabaseFiles(path) })
+}
+
+/// Waits until `condition` holds, for at most ten seconds.
+private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
+    for _ in 0..<1000 {
+        if try condition() { return true }
+        try await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return try condition()
+}
+
+@Suite(.serialized) struct DurableLogTests {
+    @Test func anExactlyOnceObserverKeepsAReplicaOfEveryWritersChanges() async throws {
+        let (pool, plain, cleanup) = try makeFile()
+        defer { cleanup() }
+        let batches = Locked(0)
+        let errors = Locked([String]())
+        let observation = try pool.observeDurableChanges(to: DurableNote.self, consumer: "replica",
+                                                         pollInterval: 0.05, onError: { error in errors.mutate { $0.append("\(error)") } }) { db, batch in
+            for change in batch.changes {
+                let id = change.key[0]
+                try db.execute(sql: "DELETE FROM replica WHERE id = ?", arguments: [id])
+                if let note = change.record {
+                    try db.execute(sql: "INSERT INTO replica VALUES (?, ?)", arguments: [note.id, note.title])
+                }
+            }
+            batches.mutate { $0 += 1 }
+        }
+        // This app, then "another process" without the extension: a
+        // REPLACE over the UNIQUE title deletes a row without a DELETE
+        // trigger (recursive_triggers OFF), a key changes, a row goes.
+        try await pool.write { db in
+            try DurableNote(id: "a", title: "Inbox").insert(db)
+            try DurableNote(id: "b", title: "Home").insert(db)
+        }
+        try await plain.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO notes VALUES ('c', 'Inbox')")
+            try db.execute(sql: "UPDATE notes SET id = 'd' WHERE id = 'b'")
+            try db.execute(sql: "INSERT INTO notes VALUES ('e', 'Errands')")
+        }
+        try await plain.write { db in try db.execute(sql: "DELETE FROM notes WHERE id = 'e'") }
+        let same = try await eventually {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM notes ORDER BY id")
+                    == Row.fetchAll(db, sql: "SELECT * FROM replica ORDER BY id")
+                    && db.durableLogEnd() > 0
+                    && Int64.fetchOne(db, sql: "SELECT position FROM sqlitetriggers_log_consumers WHERE name = 'replica'")
+                    == db.durableLogEnd()
+            }
+        }
+        #expect(same)
+        let ids = try await pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM replica ORDER BY id") }
+        #expect(ids == ["c", "d"])
+        #expect(batches.value >= 1)
+        #expect(errors.value.isEmpty)
+        // Everything read is compacted away.
+        let logged = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlitetriggers_log") }
+        #expect(logged == 0)
+        observation.cancel()
+    }
+
+    @Test func changesComeInTransactionsKnownOnlyForWritersWithTheExtension() throws {
+        let (pool, plain, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in try db.startDurableConsumer("sync") }
+        try pool.write { db in
+            try DurableNote(id: "a", title: "A").insert(db)
+            try DurableNote(id: "b", title: "B").insert(db)
+        }
+        try plain.write { db in
+            try db.execute(sql: "UPDATE notes SET title = lower(title)")
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self)) }
+        #expect(batch.transactions.count == 3)
+        #expect(batch.transactions[0].id != nil)
+        #expect(batch.transactions[0].changes.map(\.key) == [["a".databaseValue], ["b".databaseValue]])
+        #expect(batch.transactions[0].changes.map(\.kind) == [.inserted, .inserted])
+        #expect(batch.transactions[1].id == nil && batch.transactions[2].id == nil)
+        #expect(batch.transactions[1...].map { $0.changes.map(\.kind) } == [[.updated], [.updated]])
+        #expect(batch.changes.map(\.record?.title) == ["a", "b", "a", "b"])
+    }
+
+    @Test func aBatchHoldsWholeTransactionsPastItsLimit() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in try db.startDurableConsumer("sync") }
+        try pool.write { db in
+            for i in 0..<5 { try DurableNote(id: "n\(i)", title: "t\(i)").insert(db) }
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self), limit: 2) }
+        #expect(batch.transactions.count == 1)
+        #expect(batch.changes.count == 5)
+    }
+
+    @Test func netFoldingLeavesOneChangePerRowPerTransaction() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.startDurableConsumer("sync")
+            try DurableNote(id: "kept", title: "K").insert(db)
+        }
+        try pool.write { db in
+            try DurableNote(id: "gone", title: "G").insert(db)
+            try db.execute(sql: "UPDATE notes SET title = 'g' WHERE id = 'gone'")
+            try db.execute(sql: "DELETE FROM notes WHERE id = 'gone'")
+            try DurableNote(id: "new", title: "N").insert(db)
+            try db.execute(sql: "UPDATE notes SET title = 'n' WHERE id = 'new'")
+            try db.execute(sql: "UPDATE notes SET title = 'k' WHERE id = 'kept'")
+            try db.execute(sql: "UPDATE notes SET title = 'kk' WHERE id = 'kept'")
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self), net: true) }
+        #expect(batch.transactions.count == 2)
+        #expect(batch.transactions[1].changes.map(\.kind) == [.inserted, .updated])
+        #expect(batch.transactions[1].changes.map(\.record?.title) == ["n", "kk"])
+        let exact = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self)) }
+        #expect(exact.transactions[1].changes.count == 7)
+    }
+
+    @Test func compositeKeysWithBlobsComeBackAsValues() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.startDurableConsumer("sync")
+            try db.execute(sql: "INSERT INTO tags VALUES ('red', x'00ff10')")
+        }
+        let tags = FeedTable("tags") { row in row["name"] as String }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: tags) }
+        #expect(batch.changes.map(\.key) == [["red".databaseValue, Data([0, 255, 16]).databaseValue]])
+        #expect(batch.changes.map(\.record) == ["red"])
+    }
+
+    @Test func aConsumerReadsOnlyItsTablesAndSkipsTheRest() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.startDurableConsumer("notesOnly")
+            try db.execute(sql: "INSERT INTO tags VALUES ('red', x'01')")
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "notesOnly", of: FeedTable(DurableNote.self)) }
+        #expect(batch.transactions.isEmpty && batch.advances)
+        try pool.write { db in try db.acknowledge(batch) }
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlitetriggers_log") } == 0)
+    }
+
+    @Test func aConsumerThatFellBehindIsToldSoUntilReset() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.execute(sql: "UPDATE sqlitetriggers_log_meta SET maxBacklog = 2")
+            try db.startDurableConsumer("reader")
+            try db.startDurableConsumer("sleeper")
+            for i in 0..<4 { try DurableNote(id: "n\(i)", title: "t\(i)").insert(db) }
+        }
+        try pool.write { db in
+            try db.acknowledge(db.durableBatch(for: "reader", of: FeedTable(DurableNote.self)))
+        }
+        #expect {
+            try pool.read { db in try db.durableBatch(for: "sleeper", of: FeedTable(DurableNote.self)) }
+        } throws: { error in
+            guard case DurableLogError.fellBehind("sleeper", 0, 2) = error else { return false }
+            return "\(error)".contains("resetDurableConsumer(\"sleeper\")")
+        }
+        try pool.write { db in try db.resetDurableConsumer("sleeper") }
+        let batch = try pool.read { db in try db.durableBatch(for: "sleeper", of: FeedTable(DurableNote.self)) }
+        #expect(batch.changes.isEmpty && !batch.advances)
+    }
+
+    @Test func mistakesFailNamingTheCause() throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db in try db.execute(sql: "CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL)") }
+        #expect(throws: DurableLogError.self) {
+            try dbQueue.write { db in try db.startDurableConsumer("sync") }
+        }
+        try dbQueue.write { db in try db.installDurableLog(for: ["notes"]) }
+        #expect {
+            try dbQueue.read { db in try db.durableBatch(for: "nobody", of: FeedTable(DurableNote.self)) }
+        } throws: { error in "\(error)" == "no durable consumer \"nobody\": startDurableConsumer(\"nobody\") makes one" }
+        #expect {
+            try dbQueue.write { db in try db.installDurableLog(for: ["missing"]) }
+        } throws: { error in "\(error)".contains("no table \"missing\" in the main schema") }
+        // A migration recreated the table: observing refuses, naming the remedy.
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE new_notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, color INT);
+                DROP TABLE notes;
+                ALTER TABLE new_notes RENAME TO notes;
+                """)
+        }
+        #expect {
+            try dbQueue.observeDurableChanges(to: DurableNote.self, consumer: "sync") { _, _ in }
+        } throws: { error in "\(error)".contains("call sqlitetriggers_log_install('notes')") }
+    }
+
+    @Test func theAsyncSequenceDeliversAgainWhatWasNotAcknowledged() async throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try await pool.write { db in _ = try db.startDurableConsumer("upload") }
+        try await pool.write { db in try DurableNote(id: "a", title: "A").insert(db) }
+        // A first run takes a batch and "crashes" before asking for more.
+        var first = pool.durableChanges(to: DurableNote.self, consumer: "upload", pollInterval: 0.05).makeAsyncIterator()
+        let crashed = try await first.next()
+        #expect(crashed?.changes.map(\.key) == [["a".databaseValue]])
+        // The next run gets it again; asking for more acknowledges it.
+        var second = pool.durableChanges(to: DurableNote.self, consumer: "upload", pollInterval: 0.05).makeAsyncIterator()
+        let again = try await second.next()
+        #expect(again?.changes.map(\.key) == [["a".databaseValue]])
+        try await pool.write { db in try DurableNote(id: "b", title: "B").insert(db) }
+        let next = try await second.next()
+        #expect(next?.changes.map(\.key) == [["b".databaseValue]])
+        let position = try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT position FROM sqlitetriggers_log_consumers WHERE name = 'upload'")
+        }
+        #expect(position == crashed?.position)
+    }
+
+    @Test func darwinNotificationNamesAreOnePerFile() {
+        let name = DurableObservation.notificationName(forDatabaseAt: "/tmp/a/../db.sqlite")
+        #expect(name == DurableObservation.notificationName(forDatabaseAt: "/tmp/db.sqlite"))
+        #expect(name != DurableObservation.notificationName(forDatabaseAt: "/tmp/other.sqlite"))
+        #expect(name.hasPrefix("sqlitetriggers.durable-log."))
+    }
+}
