@@ -77,6 +77,12 @@ let package = Package(
         .executableTarget(
             name: "sqlitetriggers-bench",
             dependencies: ["SQLiteTriggersGRDB", "SQLiteTriggersMacros", "SQLiteTriggersBenchSession", "SQLiteTriggersCSQLite"]),
+        // A writer and a consumer of the durable log in processes of their
+        // own, for Tests/processes/durable_log.py (not a product).
+        .executableTarget(
+            name: "durable-log-process",
+            dependencies: ["SQLiteTriggersGRDB"],
+            path: "Tests/processes/swift"),
         // The core on its own, on raw sqlite3 handles.
         .testTarget(
             name: "SQLiteTriggersTests",

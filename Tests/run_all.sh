@@ -52,10 +52,13 @@ missing_toolchain() {
 }
 
 # The durable log written and read by separate processes at once (Tests/processes).
+# The Swift writer and consumer are an executable of the package.
 processes_stage() {
   local dir
   dir=$(mktemp -d)
-  "${PYTHON:-python3}" Tests/processes/durable_log.py "$dir" --transactions "${PROCESS_TRANSACTIONS:-4000}"
+  swift build --product durable-log-process 2>&1 | tail -n 1
+  "${PYTHON:-python3}" Tests/processes/durable_log.py "$dir" --transactions "${PROCESS_TRANSACTIONS:-4000}" \
+    --swift "$(swift build --show-bin-path)/durable-log-process"
   rm -rf "$dir"
 }
 

@@ -2,9 +2,10 @@
 gives the format and the consumer's protocol).
 
 Several processes write one database file at once: Python's sqlite3 module
-and the sqlite3 CLI, neither with the extension loaded, and apsw with it
-(its rows stamped with their transaction), each in its own
-PRAGMA recursive_triggers mode, through every write path (foreign-key
+and the sqlite3 CLI, neither with the extension loaded, apsw with it, and
+the Swift API (SQLiteTriggersGRDB on a DatabasePool, Tests/processes/swift),
+whose rows are stamped with their transaction, in both
+PRAGMA recursive_triggers modes, through every write path (foreign-key
 cascades, INSERT OR REPLACE and UPDATE OR REPLACE over the key and over a
 UNIQUE column, upserts, key changes, a trigger of the app's writing another
 table, failing statements, savepoints, rollbacks).  Meanwhile consumers in
@@ -13,16 +14,19 @@ other processes read the log in plain SQL and keep replicas:
   exactly-once: its replica tables live in the same file, and each batch is
       applied and the position advanced in one transaction;
   at-least-once: its replica is another file, committed before the
-      position moves, so a crash between the two repeats the batch.
+      position moves, so a crash between the two repeats the batch;
+  swift: observeDurableChanges, exactly once, in a Swift process.
 
 The driver kills consumers with SIGKILL at random moments and starts them
 again.  When the writers are done and the consumers have drained the log,
 each replica must equal the tables, and the log must be empty (compacted).
 An auditor consumer, which reads only at the end, checks the stamps: each
-transaction of the extension's writer is one run of rows whose tx is the
-run's first id, and every other row has none.
+transaction of the writers with the extension is one run of rows whose tx
+is the run's first id, and every other row has none.
 
   python3 durable_log.py DIR [--mode wal|delete] [--transactions N] [--seed S]
+      [--swift PATH]   (the durable-log-process executable; without it, no
+                        Swift processes)
 
 prints one "processes:" summary line with the counts.
 """
@@ -58,6 +62,7 @@ CREATE TABLE IF NOT EXISTS {p}lists(id INTEGER PRIMARY KEY, title, position);
 CREATE TABLE IF NOT EXISTS {p}reminders(id TEXT PRIMARY KEY, listId, title, done);
 CREATE TABLE IF NOT EXISTS {p}tags(name, owner, note, PRIMARY KEY(name, owner)) WITHOUT ROWID;
 """
+CONSUMERS = ("inplace", "remote", "swift")
 
 
 def connect(path, timeout=60):
@@ -256,7 +261,25 @@ def table_rows(db, prefix=""):
     return out
 
 
-def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
+def run_once(directory, mode, transactions, seed, ext, sqlite3_cli, swift):
+    """One run in one journal mode; every process it started is gone when it
+    returns or raises."""
+    started = []
+
+    def spawn(*args, **kwargs):
+        process = subprocess.Popen(*args, **kwargs)
+        started.append(process)
+        return process
+    try:
+        return run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, swift)
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, swift):
     path = os.path.join(directory, f"log-{mode}.sqlite")
     remote = os.path.join(directory, f"replica-{mode}.sqlite")
     stop_file = os.path.join(directory, f"stop-{mode}")
@@ -265,47 +288,59 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
             os.remove(f)
     db = connect(path)
     db.execute(f"PRAGMA journal_mode = {mode}")
-    db.executescript(SCHEMA + REPLICA_SCHEMA.format(p="replica_"))
+    db.executescript(SCHEMA + REPLICA_SCHEMA.format(p="replica_") + REPLICA_SCHEMA.format(p="swift_"))
     connect(remote).executescript(REPLICA_SCHEMA.format(p=""))
     db.close()
     # The install is the one step that needs the extension: the CLI, with it.
     out = subprocess.run([sqlite3_cli, path], input=f".load {ext[:-3]}\nSELECT sqlitetriggers_log_install('lists'),"
                          " sqlitetriggers_log_install('reminders'), sqlitetriggers_log_install('tags');\n"
                          "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('inplace'), ('remote'),"
-                         " ('auditor');\n",
+                         " ('swift'), ('auditor');\n",
                          capture_output=True, text=True)
     if out.stdout.strip() != "1|2|3" or out.stderr:
         raise RuntimeError(f"install: {out.stdout} {out.stderr}")
 
     me = os.path.abspath(__file__)
     env = dict(os.environ)
-    per_writer = transactions // 5
-    stamped = subprocess.Popen([sys.executable, me, "--extension-writer", path, str(seed + 5),
-                                str(per_writer), "1", ext], stdout=subprocess.PIPE, text=True)
+    per_writer = transactions // 6
+    stamped = [spawn([sys.executable, me, "--extension-writer", path, str(seed + 5),
+                                 str(per_writer), "1", ext], stdout=subprocess.PIPE, text=True)]
+    if swift:
+        rng_swift = random.Random(seed + 6)
+        swift_writer = spawn([swift, "writer", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        stamped.append(swift_writer)
     writers = [
-        subprocess.Popen([sys.executable, me, "--writer", path, str(seed + 1), str(per_writer), "0"],
+        spawn([sys.executable, me, "--writer", path, str(seed + 1), str(per_writer), "0"],
                          stdout=subprocess.PIPE, text=True),
-        subprocess.Popen([sys.executable, me, "--writer", path, str(seed + 2), str(per_writer), "1"],
+        spawn([sys.executable, me, "--writer", path, str(seed + 2), str(per_writer), "1"],
                          stdout=subprocess.PIPE, text=True),
     ]
     clis = []
     for i, recursive in enumerate((0, 1)):
-        p = subprocess.Popen([sqlite3_cli, path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        p = spawn([sqlite3_cli, path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
         clis.append((p, cli_script(seed + 3 + i, per_writer, recursive)))
 
     def start(name, kind, n):
-        return subprocess.Popen([sys.executable, me, "--consumer", path, name, kind, remote, stop_file,
+        if kind == "swift":
+            return spawn([swift, "consumer", path, name, stop_file])
+        return spawn([sys.executable, me, "--consumer", path, name, kind, remote, stop_file,
                                  str(seed * 100 + n)], env=env)
-    consumers = {"inplace": start("inplace", "inplace", 0), "remote": start("remote", "remote", 1)}
+    names = [name for name in CONSUMERS if swift or name != "swift"]
+    consumers = {name: start(name, name, i) for i, name in enumerate(names)}
     for p, script in clis:
         p.stdin.write(script)
         p.stdin.close()
+    if swift:
+        for _ in range(per_writer):
+            swift_writer.stdin.write(json.dumps(random_transaction(rng_swift)) + "\n")
+        swift_writer.stdin.close()
 
     rng = random.Random(seed)
     kills = 0
     restarts = 0
-    while any(p.poll() is None for p in writers + [stamped]) or any(p.poll() is None for p, _ in clis):
+    while any(p.poll() is None for p in writers + stamped) or any(p.poll() is None for p, _ in clis):
         time.sleep(rng.uniform(0.01, 0.1))
         name = rng.choice(list(consumers))
         proc = consumers[name]
@@ -318,10 +353,12 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
         consumers[name] = start(name, name, restarts + 2)
         restarts += 1
     committed = sum(int(p.communicate()[0].strip() or 0) for p in writers)
-    stamped_out, _ = stamped.communicate()
-    if stamped.returncode != 0:
-        raise RuntimeError("the extension's writer failed")
-    ranges = json.loads(stamped_out)
+    ranges = []
+    for p in stamped:
+        out = p.stdout.read()
+        if p.wait() != 0:
+            raise RuntimeError(f"a writer with the extension failed: {p.args[:2]}")
+        ranges += json.loads(out)
     for p, _ in clis:
         err = p.stderr.read()
         p.wait()
@@ -344,6 +381,7 @@ def run_once(directory, mode, transactions, seed, ext, sqlite3_cli):
             not problems and audited > 0 and ranges,
         "exactly-once replica equals the tables": table_rows(db, "replica_") == truth,
         "at-least-once replica equals the tables": table_rows(connect(remote)) == truth,
+        "the Swift consumer's replica equals the tables": not swift or table_rows(db, "swift_") == truth,
         "the drained log is compacted to nothing":
             db.execute("SELECT count(*) FROM sqlitetriggers_log").fetchone()[0] == 0,
     }
@@ -373,9 +411,10 @@ def main(argv):
     modes = [args["--mode"]] if "--mode" in args else ["wal", "delete"]
     ext = os.path.abspath(os.environ.get("EXT", "build/libsqlitetriggers")) + ".so"
     cli = os.environ.get("SQLITE3", "sqlite3")
+    swift = args.get("--swift")
     passed = failed = 0
     for mode in modes:
-        results, counts = run_once(directory, mode, transactions, seed, ext, cli)
+        results, counts = run_once(directory, mode, transactions, seed, ext, cli, swift)
         for name, ok in results.items():
             if ok:
                 passed += 1
