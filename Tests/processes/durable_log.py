@@ -305,11 +305,16 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
     per_writer = transactions // 6
     stamped = [spawn([sys.executable, me, "--extension-writer", path, str(seed + 5),
                                  str(per_writer), "1", ext], stdout=subprocess.PIPE, text=True)]
+    # Scripts and the CLI's error output go through files: a full pipe would
+    # stop a writer in the middle of its transaction, and every process with it.
     if swift:
         rng_swift = random.Random(seed + 6)
-        swift_writer = spawn([swift, "writer", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
-        stamped.append(swift_writer)
+        script = os.path.join(directory, f"swift-{mode}.jsonl")
+        with open(script, "w") as f:
+            for _ in range(per_writer):
+                f.write(json.dumps(random_transaction(rng_swift)) + "\n")
+        with open(script) as f:
+            stamped.append(spawn([swift, "writer", path], stdin=f, stdout=subprocess.PIPE, text=True))
     writers = [
         spawn([sys.executable, me, "--writer", path, str(seed + 1), str(per_writer), "0"],
                          stdout=subprocess.PIPE, text=True),
@@ -318,9 +323,12 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
     ]
     clis = []
     for i, recursive in enumerate((0, 1)):
-        p = spawn([sqlite3_cli, path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-        clis.append((p, cli_script(seed + 3 + i, per_writer, recursive)))
+        script = os.path.join(directory, f"cli-{mode}-{i}.sql")
+        errors = os.path.join(directory, f"cli-{mode}-{i}.err")
+        with open(script, "w") as f:
+            f.write(cli_script(seed + 3 + i, per_writer, recursive))
+        with open(script) as stdin, open(errors, "w") as stderr:
+            clis.append((spawn([sqlite3_cli, path], stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr), errors))
 
     def start(name, kind, n):
         if kind == "swift":
@@ -329,13 +337,6 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
                                  str(seed * 100 + n)], env=env)
     names = [name for name in CONSUMERS if swift or name != "swift"]
     consumers = {name: start(name, name, i) for i, name in enumerate(names)}
-    for p, script in clis:
-        p.stdin.write(script)
-        p.stdin.close()
-    if swift:
-        for _ in range(per_writer):
-            swift_writer.stdin.write(json.dumps(random_transaction(rng_swift)) + "\n")
-        swift_writer.stdin.close()
 
     rng = random.Random(seed)
     kills = 0
@@ -359,9 +360,9 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
         if p.wait() != 0:
             raise RuntimeError(f"a writer with the extension failed: {p.args[:2]}")
         ranges += json.loads(out)
-    for p, _ in clis:
-        err = p.stderr.read()
+    for p, errors in clis:
         p.wait()
+        err = open(errors).read()
         # The CLI reports the failing statements; anything else is a fault.
         unexpected = [line for line in err.splitlines() if "constraint failed" not in line]
         if unexpected:

@@ -25,7 +25,16 @@ configuration.prepareDatabase { db in
     try db.installSQLiteTriggers()
     try db.execute(sql: "PRAGMA foreign_keys = ON")
 }
-let pool = try DatabasePool(path: arguments[2], configuration: configuration)
+/// A pool in WAL mode; in a rollback-journal file, a queue, since a pool
+/// would switch the file to WAL under the other processes.
+var probe = Configuration()
+probe.busyMode = .timeout(60)
+let journalMode = try DatabaseQueue(path: arguments[2], configuration: probe).read { db in
+    try String.fetchOne(db, sql: "PRAGMA journal_mode")
+}
+let pool: any DatabaseWriter = journalMode == "wal"
+    ? try DatabasePool(path: arguments[2], configuration: configuration)
+    : try DatabaseQueue(path: arguments[2], configuration: configuration)
 
 /// The tables, their key columns and all their columns.
 let tables: [(name: String, key: [String], columns: [String])] = [
