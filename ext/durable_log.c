@@ -45,8 +45,8 @@
 **
 **   On each logged table T, whose id is N:
 **     sqlitetriggers_log_N_insert, _update, _delete: AFTER triggers that
-**       insert the change, while at least one consumer exists (without
-**       one, nothing would ever read or compact the log).
+**       insert the change, and nothing else (a condition, such as "only
+**       while a consumer exists", costs every write a lookup).
 **     sqlitetriggers_log_N_replace: when T has UNIQUE constraints besides
 **       its key, BEFORE INSERT and BEFORE UPDATE triggers log the rows a
 **       write conflicts with as deletes.  With PRAGMA recursive_triggers
@@ -75,7 +75,10 @@
 **   consumers that have not fallen behind, or to maxBacklog changes before
 **   the end if that is further, and deletes the changes up to it.  So the
 **   log holds what the slowest live consumer has not read, at most
-**   maxBacklog changes past the last compaction.
+**   maxBacklog changes past the last compaction; writes alone never
+**   compact (that would cost every write).  Before the first consumer the
+**   log keeps every change; the first consumer starts at the end and lets
+**   them all go.
 **
 ** TRANSACTIONS
 **   SQL has no transaction identity, so a trigger in plain SQL cannot stamp
@@ -443,7 +446,7 @@ static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc
   if( iKind>=3 && pTab->nProbe==0 ) return 0;
   pOut = sqlite3_str_new(0);
   sqlite3_str_appendf(pOut, "CREATE TRIGGER \"sqlitetriggers_log_%d_%s\" %s %s ON \"%w\" "
-      "WHEN EXISTS (SELECT 1 FROM \"sqlitetriggers_log_consumers\") BEGIN ",
+      "BEGIN ",
       iTable, azTriggerSuffix[iKind], iKind>=3 ? "BEFORE" : "AFTER",
       iKind==0 || iKind==3 ? "INSERT" : iKind==1 || iKind==4 ? "UPDATE" : "DELETE", pTab->zName);
   switch( iKind ){

@@ -4,6 +4,7 @@
 ///     sqlitetriggers-bench                        every suite, in order
 ///     sqlitetriggers-bench --change-feeds         the change-feed suite alone
 ///     sqlitetriggers-bench --rules                up to and with the rules suite
+///     sqlitetriggers-bench --durable-log          the durable-log suite alone
 ///     sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS
 ///         one measured write, for Tests/bench/feed_instructions.py
 ///     sqlitetriggers-bench --migration-memory N   one migration's peak memory
@@ -11,6 +12,7 @@ enum BenchMode: Equatable {
     case all
     case changeFeeds
     case throughRules
+    case durableLog
     case changeFeedWrite(variant: Int, write: Int, rows: Int)
     case migrationMemory(rows: Int)
 
@@ -20,6 +22,7 @@ enum BenchMode: Equatable {
         case (nil, _): self = .all
         case ("--change-feeds", 0): self = .changeFeeds
         case ("--rules", 0): self = .throughRules
+        case ("--durable-log", 0): self = .durableLog
         case ("--change-feed-write", 3):
             guard let variant = numbers[0], let write = numbers[1], let rows = numbers[2] else { Self.usage(arguments) }
             self = .changeFeedWrite(variant: variant, write: write, rows: rows)

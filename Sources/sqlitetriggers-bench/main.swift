@@ -10,6 +10,8 @@
 //                           by hand
 //   MigrationSuite.swift    the primary-key migration against hand-written
 //                           SQL, and its peak memory
+//   DurableLogSuite.swift   the durable log against the same triggers by
+//                           hand, PowerSync-style capture and no capture
 import Foundation
 
 switch BenchMode(arguments: Array(CommandLine.arguments.dropFirst())) {
@@ -19,6 +21,8 @@ case .changeFeedWrite(let variant, let write, let rows):
     try changeFeedWrite(variant: variant, write: write, rows: rows)
 case .changeFeeds:
     try changeFeedSuite()
+case .durableLog:
+    try durableLogSuite()
 case .throughRules:
     try observerSuite()
     try changeFeedSuite()
@@ -28,4 +32,5 @@ case .all:
     try changeFeedSuite()
     try rulesSuite()
     try migrationSuite()
+    try durableLogSuite()
 }

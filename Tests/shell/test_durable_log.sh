@@ -33,19 +33,23 @@ $CHANGES" \
 7|tags|insert|[\"r1\",\"red\"]|7
 8|tags|update|[\"r1\",\"red\"]|8"
 
-check "without a consumer nothing is logged; a new consumer starts at the end" \
+check "a new consumer starts at the end; the first lets go of what came before it" \
   "$LISTS
 SELECT sqlitetriggers_log_install('lists');
-INSERT INTO lists(title) VALUES ('before');
+INSERT INTO lists(title) VALUES ('before'), ('again');
 SELECT count(*) FROM sqlitetriggers_log;
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('a');
+SELECT count(*) FROM sqlitetriggers_log;
 INSERT INTO lists(title) VALUES ('after');
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('b');
-SELECT name, position FROM sqlitetriggers_log_consumers ORDER BY name;" \
+SELECT name, position FROM sqlitetriggers_log_consumers ORDER BY name;
+SELECT group_concat(id) FROM sqlitetriggers_log;" \
   "1
+2
 0
-a|0
-b|1"
+a|2
+b|3
+3"
 
 db=$(scratch_db)
 sql "$LISTS
@@ -114,7 +118,7 @@ Runtime error near line 7: sqlitetriggers_log: a consumer's position only moves 
 Runtime error near line 9: sqlitetriggers_log: a consumer's position only moves forward (19)
 2"
 
-check "compaction keeps what the slowest consumer has not read, and a deleted consumer lets go" \
+check "compaction keeps what the slowest consumer has not read; a deleted consumer lets go; writes alone never compact" \
   "$LISTS
 SELECT sqlitetriggers_log_install('lists');
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('fast'), ('slow');
@@ -127,12 +131,12 @@ DELETE FROM sqlitetriggers_log_consumers WHERE name = 'slow';
 SELECT count(*), (SELECT compactedThrough FROM sqlitetriggers_log_meta) FROM sqlitetriggers_log;
 DELETE FROM sqlitetriggers_log_consumers;
 INSERT INTO lists(title) VALUES ('e');
-SELECT count(*) FROM sqlitetriggers_log;" \
+SELECT group_concat(id) FROM sqlitetriggers_log;" \
   "1
 1,2,3,4
 3,4|2
 0|4
-0"
+5"
 
 check "a consumer that does not read falls behind past the backlog cap, and is told so" \
   "$LISTS

@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+import SQLiteTriggersGRDB
+
+// The durable log's cost: writes with it on, against the same writes with
+// no capture, against triggers written by hand that record the same
+// information (table, key, kind; a key change as a delete and an insert),
+// and against PowerSync-style CRUD capture by hand (each change with its
+// row as JSON). The writer is a plain GRDB connection without the
+// extension, as another process is; a second run stamps transactions
+// through SQLiteTriggers. Then a consumer's read-and-apply cost per change,
+// and the log's bytes per change.
+
+private let durableSchema = """
+    CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, notes TEXT NOT NULL DEFAULT '',
+      status INTEGER NOT NULL DEFAULT 0, updatedAt TEXT);
+    """
+
+/// Hand-written triggers that record what the durable log records.
+private let sameInformationByHand = """
+    CREATE TABLE crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tableName TEXT NOT NULL, kind INTEGER NOT NULL, rowKey);
+    CREATE TRIGGER crud_insert AFTER INSERT ON reminders BEGIN
+      INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 1, new.id); END;
+    CREATE TRIGGER crud_update AFTER UPDATE ON reminders BEGIN
+      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 3, old.id WHERE old.id IS NOT new.id;
+      INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', CASE WHEN old.id IS NOT new.id THEN 1 ELSE 2 END, new.id); END;
+    CREATE TRIGGER crud_delete AFTER DELETE ON reminders BEGIN
+      INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 3, old.id); END;
+    """
+
+/// PowerSync's shape: a queue of operations, each with its row as JSON.
+private let powerSyncStyleByHand = """
+    CREATE TABLE ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT);
+    CREATE TRIGGER ps_insert AFTER INSERT ON reminders BEGIN
+      INSERT INTO ps_crud(data) VALUES (json_object('op', 'PUT', 'type', 'reminders', 'id', new.id,
+        'data', json_object('title', new.title, 'notes', new.notes, 'status', new.status, 'updatedAt', new.updatedAt))); END;
+    CREATE TRIGGER ps_update AFTER UPDATE ON reminders BEGIN
+      INSERT INTO ps_crud(data) VALUES (json_object('op', 'PATCH', 'type', 'reminders', 'id', new.id,
+        'data', json_object('title', new.title, 'notes', new.notes, 'status', new.status, 'updatedAt', new.updatedAt))); END;
+    CREATE TRIGGER ps_delete AFTER DELETE ON reminders BEGIN
+      INSERT INTO ps_crud(data) VALUES (json_object('op', 'DELETE', 'type', 'reminders', 'id', old.id)); END;
+    """
+
+/// A file of its own, in WAL mode with synchronous OFF (the cost measured
+/// is the capture's, not the disk's), set up by `setUp` on a connection
+/// with the extension, and written through `writer`.
+private struct DurableVariant {
+    let name: String
+    let writer: DatabaseQueue
+    let path: String
+}
+
+private func makeDurableVariant(_ name: String, directory: URL, stamps: Bool,
+                                setUp: (Database) throws -> Void) throws -> DurableVariant {
+    let path = directory.appendingPathComponent("\(name.hashValue).sqlite").path
+    var extended = Configuration()
+    extended.prepareDatabase { db in try db.installSQLiteTriggers() }
+    let installer = try DatabaseQueue(path: path, configuration: extended)
+    try installer.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA journal_mode = WAL")
+        try db.execute(sql: durableSchema)
+        try setUp(db)
+    }
+    try installer.close()
+    var config = Configuration()
+    config.prepareDatabase { db in
+        if stamps {
+            try db.installSQLiteTriggers()
+            try db.stampDurableLogTransactions()
+        }
+        try db.execute(sql: "PRAGMA synchronous = OFF")
+    }
+    return DurableVariant(name: name, writer: try DatabaseQueue(path: path, configuration: config), path: path)
+}
+
+func durableLogSuite() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let installLog: (Database) throws -> Void = { db in
+        try db.installDurableLog(for: ["reminders"])
+        try db.startDurableConsumer("sync")
+    }
+    let variants = [
+        try makeDurableVariant("no capture", directory: directory, stamps: false) { _ in },
+        try makeDurableVariant("durable log, a writer without the extension", directory: directory, stamps: false, setUp: installLog),
+        try makeDurableVariant("hand-written triggers recording table, key, kind", directory: directory, stamps: false) { db in
+            try db.execute(sql: sameInformationByHand)
+        },
+        try makeDurableVariant("PowerSync-style CRUD triggers by hand (row as JSON)", directory: directory, stamps: false) { db in
+            try db.execute(sql: powerSyncStyleByHand)
+        },
+        try makeDurableVariant("durable log, a writer with SQLiteTriggers (stamps transactions)", directory: directory,
+                               stamps: true, setUp: installLog),
+    ]
+    let rowsPerRun = 20_000, rowsPerTransaction = 100, runs = 5
+    let writes: [(String, String)] = [
+        ("insert", "INSERT INTO reminders(id, title) VALUES ('r' || ?, 'Buy milk')"),
+        ("update", "UPDATE reminders SET title = 'Buy oat milk', status = 1 WHERE id = 'r' || ?"),
+        ("delete", "DELETE FROM reminders WHERE id = 'r' || ?"),
+    ]
+    var best = [[Double]](repeating: [Double](repeating: .infinity, count: writes.count), count: variants.count)
+    for _ in 1...runs {
+        for (index, variant) in variants.enumerated() {
+            try variant.writer.write { db in
+                for table in ["sqlitetriggers_log", "crud", "ps_crud"] where try db.tableExists(table) {
+                    try db.execute(sql: "DELETE FROM \(table)")
+                }
+            }
+            for (kind, (_, sql)) in writes.enumerated() {
+                let elapsed = try seconds {
+                    for start in stride(from: 0, to: rowsPerRun, by: rowsPerTransaction) {
+                        try variant.writer.write { db in
+                            let statement = try db.cachedStatement(sql: sql)
+                            for row in start..<(start + rowsPerTransaction) { try statement.execute(arguments: [row]) }
+                        }
+                    }
+                }
+                best[index][kind] = min(best[index][kind], elapsed * 1e9 / Double(rowsPerRun))
+            }
+        }
+    }
+    for (kind, (write, _)) in writes.enumerated() {
+        let what = "durable log, per \(write == "insert" ? "inserted" : write + "d") row (a statement per row, \(rowsPerTransaction) per transaction)"
+        report(what, ours: variants[1].name, best[1][kind], peer: variants[2].name, best[2][kind], unit: "ns", target: 1.0)
+        report(what, ours: variants[1].name, best[1][kind], peer: variants[3].name, best[3][kind], unit: "ns")
+        report(what, ours: variants[1].name, best[1][kind], peer: variants[0].name, best[0][kind], unit: "ns")
+        report(what, ours: variants[4].name, best[4][kind], peer: variants[1].name, best[1][kind], unit: "ns")
+    }
+    try durableReadSuite(variants[1])
+    try durableSizeSuite(variants[1], byHand: variants[2], powerSync: variants[3])
+}
+
+/// A consumer reading the log and applying each change to a replica in
+/// the same file, exactly once: per change.
+private func durableReadSuite(_ variant: DurableVariant) throws {
+    let changes = 20_000, runs = 3
+    var config = Configuration()
+    config.prepareDatabase { db in try db.installSQLiteTriggers() }
+    let consumer = try DatabaseQueue(path: variant.path, configuration: config)
+    try consumer.write { db in
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS replica(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL)")
+    }
+    var best = Double.infinity
+    for _ in 1...runs {
+        try consumer.write { db in
+            try db.execute(sql: "DELETE FROM reminders; DELETE FROM replica")
+            try db.acknowledge(db.durableBatch(for: "sync", of: FeedTable("reminders") { _ in () }, limit: Int.max))
+        }
+        try variant.writer.write { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO reminders(id, title) VALUES ('r' || ?, 'Buy milk')")
+            for row in 0..<changes { try statement.execute(arguments: [row]) }
+        }
+        let titles = FeedTable("reminders") { row in (row["id"] as String, row["title"] as String) }
+        var applied = 0
+        let elapsed = try seconds {
+            while true {
+                let count = try consumer.write { db -> Int in
+                    let batch = try db.durableBatch(for: "sync", of: titles)
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO replica(id, title) VALUES (?, ?)")
+                    for change in batch.changes {
+                        if let (id, title) = change.record { try upsert.execute(arguments: [id, title]) }
+                    }
+                    try db.acknowledge(batch)
+                    return batch.changes.count
+                }
+                if count == 0 { break }
+                applied += count
+            }
+        }
+        precondition(applied == changes, "the consumer applied \(applied) of \(changes) changes")
+        best = min(best, elapsed * 1e9 / Double(changes))
+    }
+    report("durable log, a consumer reading and applying each change (batches of 256, exactly once)",
+           ours: "durableBatch + replica upsert + acknowledge", best, peer: "", nil, unit: "ns")
+}
+
+/// Bytes the log takes per change, with dbstat, after 20,000 inserts.
+private func durableSizeSuite(_ variant: DurableVariant, byHand: DurableVariant, powerSync: DurableVariant) throws {
+    func bytesPerChange(_ variant: DurableVariant, table: String) throws -> Double {
+        try variant.writer.write { db in
+            try db.execute(sql: "DELETE FROM reminders; DELETE FROM \(table)")
+            let statement = try db.cachedStatement(sql: "INSERT INTO reminders(id, title) VALUES ('reminder-' || ?, 'Buy milk')")
+            for row in 0..<20_000 { try statement.execute(arguments: [row]) }
+        }
+        return try variant.writer.read { db in
+            Double(try Int.fetchOne(db, sql: "SELECT sum(pgsize) FROM dbstat WHERE name = ?", arguments: [table]) ?? 0) / 20_000
+        }
+    }
+    let ours = try bytesPerChange(variant, table: "sqlitetriggers_log")
+    report("durable log, bytes per change in the file (20,000 inserts)", ours: variant.name, ours,
+           peer: byHand.name, try bytesPerChange(byHand, table: "crud"), unit: "bytes")
+    report("durable log, bytes per change in the file (20,000 inserts)", ours: variant.name, ours,
+           peer: powerSync.name, try bytesPerChange(powerSync, table: "ps_crud"), unit: "bytes")
+}
