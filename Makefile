@@ -171,6 +171,10 @@ ROLLBACK;
 SELECT count(*) AS "logged after ROLLBACK" FROM swift_callback_log;
 UPDATE reminders SET status = 1;
 SELECT seq, name, args FROM swift_callback_log;
+.print  The durable log: its consumers, where they are, and what waits for them.
+SELECT name, position FROM sqlitetriggers_log_consumers;
+INSERT INTO reminders(remindersListID, title) SELECT id, 'Water the plants again' FROM remindersLists LIMIT 1;
+SELECT id, tableName, kind, rowKey, tx FROM sqlitetriggers_changes;
 endef
 export DEMO_SQL
 

@@ -5,8 +5,9 @@
 // Creates the Reminders schema with integer keys and sample data, migrates
 // it to UUID keys, installs the six rules from @TriggerTable types, then plays a
 // scripted series of user actions and says what happened, while a replica
-// of the reminders table is kept from the change feed alone. Exits 1 if a
-// step does not behave as expected.
+// of the reminders table is kept from the change feed alone; then the
+// sqlite3 shell, in a process of its own, adds a reminder that the durable
+// log's consumer picks up. Exits 1 if a step does not behave as expected.
 import GRDB
 import Foundation
 import SQLiteTriggersGRDB
@@ -174,12 +175,42 @@ expect(completions.value == ["Call mom"], "a rolled-back transaction's callbacks
 step("The replica kept from the change feed")
 try checkReplica("after edits, a refused save and a rollback")
 
+step("Another process edits the file: the sqlite3 shell, without SQLiteTriggers")
+// The durable log: plain SQL triggers in the file, so every process that
+// writes it records its changes; a consumer here picks them up.
+try dbPool.write { db in try db.installDurableLog(for: ["reminders"]) }
+let durable = Locked<String>()
+let search = try dbPool.observeDurableChanges(to: Reminder.self, consumer: "search", pollInterval: 0.1) { _, batch in
+    for transaction in batch.transactions {
+        for change in transaction.changes {
+            let how = transaction.id == nil ? "a writer without SQLiteTriggers" : "transaction \(transaction.id!)"
+            print("  📥 durable log: \(change.kind) “\(change.record?.title ?? "?")” (\(how))")
+            durable.append(change.record?.title ?? "")
+        }
+    }
+}
+// An UPDATE: an INSERT there needs uuidv7(), which the keys' DEFAULT calls.
+let shellUpdate = "UPDATE reminders SET title = 'Call mom tonight' WHERE title = 'Call mom'"
+print("  $ sqlite3 \(path) \"\(shellUpdate)\"")
+let shell = Process()
+shell.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+shell.arguments = ["sqlite3", "-cmd", ".timeout 5000", path, shellUpdate]
+try shell.run()
+shell.waitUntilExit()
+expect(shell.terminationStatus == 0, "the shell changed the reminder")
+for _ in 0..<100 where durable.value.isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+expect(durable.value == ["Call mom tonight"], "the app's durable consumer picked up the shell's change")
+let heardByFeed = replica.rows.values.contains { $0.title == "Call mom tonight" }
+expect(!heardByFeed, "the change feed, which hears this connection only, did not")
+search.cancel()
+
 step("Delete every list")
 try dbPool.write { db in try db.execute(sql: "DELETE FROM remindersLists") }
 let remaining = try dbPool.read { db in try String.fetchAll(db, sql: "SELECT title FROM remindersLists") }
 print("  lists now: \(remaining.joined(separator: ", "))")
 expect(remaining == ["Reminders"], "a list titled “Reminders” appeared")
 try checkReplica("after the cascade")
+
 observation.cancel()
 feed.cancel()
 
