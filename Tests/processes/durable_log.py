@@ -301,12 +301,16 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
         raise RuntimeError(f"install: {out.stdout} {out.stderr}")
 
     me = os.path.abspath(__file__)
-    env = dict(os.environ)
+    # A Swift process that fails exits at once, without a backtracer that
+    # would keep its output open.
+    env = dict(os.environ, SWIFT_BACKTRACE="enable=no")
     per_writer = transactions // 6
+    def output(name):
+        return open(os.path.join(directory, f"{name}-{mode}.out"), "w+")
     stamped = [spawn([sys.executable, me, "--extension-writer", path, str(seed + 5),
-                                 str(per_writer), "1", ext], stdout=subprocess.PIPE, text=True)]
-    # Scripts and the CLI's error output go through files: a full pipe would
-    # stop a writer in the middle of its transaction, and every process with it.
+                      str(per_writer), "1", ext], stdout=output("apsw"))]
+    # Scripts and outputs go through files: a full pipe would stop a writer,
+    # in the middle of its transaction or before it exits.
     if swift:
         rng_swift = random.Random(seed + 6)
         script = os.path.join(directory, f"swift-{mode}.jsonl")
@@ -314,12 +318,10 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
             for _ in range(per_writer):
                 f.write(json.dumps(random_transaction(rng_swift)) + "\n")
         with open(script) as f:
-            stamped.append(spawn([swift, "writer", path], stdin=f, stdout=subprocess.PIPE, text=True))
+            stamped.append(spawn([swift, "writer", path], stdin=f, stdout=output("swift"), env=env))
     writers = [
-        spawn([sys.executable, me, "--writer", path, str(seed + 1), str(per_writer), "0"],
-                         stdout=subprocess.PIPE, text=True),
-        spawn([sys.executable, me, "--writer", path, str(seed + 2), str(per_writer), "1"],
-                         stdout=subprocess.PIPE, text=True),
+        spawn([sys.executable, me, "--writer", path, str(seed + 1), str(per_writer), "0"], stdout=output("python0")),
+        spawn([sys.executable, me, "--writer", path, str(seed + 2), str(per_writer), "1"], stdout=output("python1")),
     ]
     clis = []
     for i, recursive in enumerate((0, 1)):
@@ -332,7 +334,7 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
 
     def start(name, kind, n):
         if kind == "swift":
-            return spawn([swift, "consumer", path, name, stop_file])
+            return spawn([swift, "consumer", path, name, stop_file], env=env)
         return spawn([sys.executable, me, "--consumer", path, name, kind, remote, stop_file,
                                  str(seed * 100 + n)], env=env)
     names = [name for name in CONSUMERS if swift or name != "swift"]
@@ -353,11 +355,15 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
             raise RuntimeError(f"consumer {name} failed with {proc.returncode}")
         consumers[name] = start(name, name, restarts + 2)
         restarts += 1
-    committed = sum(int(p.communicate()[0].strip() or 0) for p in writers)
+    def printed(p):
+        p.wait()
+        p.stdout.seek(0)
+        return p.stdout.read()
+    committed = sum(int(printed(p).strip() or 0) for p in writers)
     ranges = []
     for p in stamped:
-        out = p.stdout.read()
-        if p.wait() != 0:
+        out = printed(p)
+        if p.returncode != 0:
             raise RuntimeError(f"a writer with the extension failed: {p.args[:2]}")
         ranges += json.loads(out)
     for p, errors in clis:
