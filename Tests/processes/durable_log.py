@@ -305,8 +305,13 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
     # would keep its output open.
     env = dict(os.environ, SWIFT_BACKTRACE="enable=no")
     per_writer = transactions // 6
+    outputs = {}
+
     def output(name):
-        return open(os.path.join(directory, f"{name}-{mode}.out"), "w+")
+        """A file for a process's standard output, read once it exits."""
+        handle = open(os.path.join(directory, f"{name}-{mode}.out"), "w+")
+        outputs[name] = handle
+        return handle
     stamped = [spawn([sys.executable, me, "--extension-writer", path, str(seed + 5),
                       str(per_writer), "1", ext], stdout=output("apsw"))]
     # Scripts and outputs go through files: a full pipe would stop a writer,
@@ -355,14 +360,14 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
             raise RuntimeError(f"consumer {name} failed with {proc.returncode}")
         consumers[name] = start(name, name, restarts + 2)
         restarts += 1
-    def printed(p):
+    def printed(p, name):
         p.wait()
-        p.stdout.seek(0)
-        return p.stdout.read()
-    committed = sum(int(printed(p).strip() or 0) for p in writers)
+        outputs[name].seek(0)
+        return outputs[name].read()
+    committed = sum(int(printed(p, name).strip() or 0) for p, name in zip(writers, ("python0", "python1")))
     ranges = []
-    for p in stamped:
-        out = printed(p)
+    for p, name in zip(stamped, ("apsw", "swift")):
+        out = printed(p, name)
         if p.returncode != 0:
             raise RuntimeError(f"a writer with the extension failed: {p.args[:2]}")
         ranges += json.loads(out)
