@@ -241,6 +241,35 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         #expect(position == crashed?.position)
     }
 
+    @Test func aForgedChangeInTheFileDeliversOnlyWhatTheTableHolds() throws {
+        let (pool, plain, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.startDurableConsumer("sync")
+            try DurableNote(id: "real", title: "Real").insert(db)
+        }
+        // A hostile writer plants log rows and a trigger that forges more.
+        try plain.write { db in
+            try db.execute(sql: """
+                INSERT INTO sqlitetriggers_log(tableId, kind, rowKey) VALUES (1, 3, 'real'), (1, 1, 'ghost');
+                CREATE TRIGGER forge AFTER INSERT ON tags BEGIN
+                  INSERT INTO sqlitetriggers_log(tableId, kind, rowKey) VALUES (1, 2, 'real');
+                END;
+                INSERT INTO tags VALUES ('x', x'01');
+                """)
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self), net: true) }
+        let records = batch.changes.map { "\(String.fromDatabaseValue($0.key[0]) ?? "?"): \($0.record?.title ?? "absent")" }
+        #expect(records == ["real: Real", "real: Real", "ghost: absent", "real: Real"])
+        // A trigger planted in the file cannot call the log's functions.
+        try plain.write { db in
+            try db.execute(sql: "CREATE TRIGGER call AFTER INSERT ON notes BEGIN SELECT sqlitetriggers_log_install('notes'); END")
+        }
+        #expect {
+            try pool.write { db in try DurableNote(id: "new", title: "New").insert(db) }
+        } throws: { error in "\(error)".contains("unsafe use of sqlitetriggers_log_install()") }
+    }
+
     @Test func darwinNotificationNamesAreOnePerFile() {
         let name = DurableObservation.notificationName(forDatabaseAt: "/tmp/a/../db.sqlite")
         #expect(name == DurableObservation.notificationName(forDatabaseAt: "/tmp/db.sqlite"))
