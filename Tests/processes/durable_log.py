@@ -2,7 +2,8 @@
 gives the format and the consumer's protocol).
 
 Several processes write one database file at once: Python's sqlite3 module
-and the sqlite3 CLI, neither with the extension loaded, apsw with it, and
+and the sqlite3 CLI, neither with the extension loaded, apsw with it (on
+the SQLite of iOS 16 and macOS 13, 3.39.4, when make installed it), and
 the Swift API (SQLiteTriggersGRDB on a DatabasePool, Tests/processes/swift),
 whose rows are stamped with their transaction, in both
 PRAGMA recursive_triggers modes, through every write path (foreign-key
@@ -136,12 +137,15 @@ def extension_writer(path, seed, count, recursive, ext):
     import apsw
     rng = random.Random(seed)
     db = apsw.Connection(path)
-    db.set_busy_timeout(60000)
-    db.enable_load_extension(True)
-    db.load_extension(ext)
+    # Old apsw (3.39's) spells these without underscores.
+    (getattr(db, "set_busy_timeout", None) or db.setbusytimeout)(60000)
+    (getattr(db, "enable_load_extension", None) or db.enableloadextension)(True)
+    (getattr(db, "load_extension", None) or db.loadextension)(ext)
     db.execute("PRAGMA foreign_keys = ON")
     db.execute(f"PRAGMA recursive_triggers = {'ON' if recursive else 'OFF'}")
     db.execute("SELECT sqlitetriggers_log_stamp()")
+    version = (getattr(apsw, "sqlite_lib_version", None) or apsw.sqlitelibversion)()
+    print(f"apsw writer on SQLite {version}", file=sys.stderr)
     end = "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'"
     ranges = []
     for _ in range(count):
@@ -312,8 +316,11 @@ def run_processes(spawn, directory, mode, transactions, seed, ext, sqlite3_cli, 
         handle = open(os.path.join(directory, f"{name}-{mode}.out"), "w+")
         outputs[name] = handle
         return handle
+    # apsw with the SQLite of iOS 16 and macOS 13, when make installed it.
+    apple = os.path.join(os.path.dirname(ext), "apple-apsw", "3.39.4.0")
+    apsw_env = dict(env, PYTHONPATH=apple) if os.path.isdir(apple) else env
     stamped = [spawn([sys.executable, me, "--extension-writer", path, str(seed + 5),
-                      str(per_writer), "1", ext], stdout=output("apsw"))]
+                      str(per_writer), "1", ext], stdout=output("apsw"), env=apsw_env)]
     # Scripts and outputs go through files: a full pipe would stop a writer,
     # in the middle of its transaction or before it exits.
     if swift:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The SQL-level shell suites (functions, swift_callback() semantics, the
-# schema guard, the test controls) against each SQLite version Apple ships,
+# schema guard, the test controls, the durable log) against each SQLite
+# version Apple ships,
 # with recursive_triggers OFF and ON (Apple's build defaults to ON): the
 # sqlite3 CLI there is Tests/python/apsw_cli.py over apsw's wheel of that
 # version (make installs them into build/apple-apsw).  The change-feed
@@ -30,7 +31,7 @@ for version in 3.39.4.0 3.43.2.0 3.51.0.0; do
 ${version%.0}" ]; then passed=$((passed + 1)); else
       echo "FAIL the stand-in CLI should run SQLite ${version%.0} with recursive_triggers=$recursive: $seen"; failed=$((failed + 1))
     fi
-    summary=$(cd "$root" && SQLITE3=$cli SUITES="uuid time callback schema_guard controls" \
+    summary=$(cd "$root" && SQLITE3=$cli SUITES="uuid time callback schema_guard controls durable_log" \
       bash Tests/shell/run.sh 2>&1 | tee "$work/log" | tail -n 1)
     grep -E '^FAIL|^  ' "$work/log" | head -n 40
     echo "SQLite ${version%.0} (apsw), recursive_triggers=$recursive: ${summary#shell: }"

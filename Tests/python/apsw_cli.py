@@ -110,7 +110,11 @@ class Shell:
             # apsw before 3.41 makes no eponymous module: a TEMP virtual
             # table of that name takes the same arguments.
             connection.createmodule("generate_series", Series())
+            # Creating it reads the file's schema, which another process
+            # may hold locked: wait for it, as the real CLI never has to.
+            (getattr(connection, "set_busy_timeout", None) or connection.setbusytimeout)(20000)
             connection.cursor().execute("CREATE VIRTUAL TABLE temp.generate_series USING generate_series")
+            (getattr(connection, "set_busy_timeout", None) or connection.setbusytimeout)(0)
         (getattr(connection, "enable_load_extension", None) or connection.enableloadextension)(True)
         recursive = os.environ.get("APSW_RECURSIVE_TRIGGERS")
         if recursive is not None:
@@ -191,6 +195,13 @@ class Shell:
         elif command == ".system":
             self.flush()
             subprocess.run(line_text[len(".system"):].strip(), shell=True)
+        elif command == ".timeout":
+            (getattr(self.db, "set_busy_timeout", None) or self.db.setbusytimeout)(int(arguments[0]))
+        elif command == ".backup":
+            target = apsw.Connection(arguments[-1].strip("'\""))
+            with target.backup("main", self.db, "main") as backup:
+                backup.step()
+            target.close()
         elif command == ".bail":
             self.bail = arguments and arguments[0] == "on"
         elif command == ".stats":
