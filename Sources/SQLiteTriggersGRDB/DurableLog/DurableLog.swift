@@ -232,17 +232,16 @@ extension Database {
                 WHERE l.id > ? AND l.tx = ? ORDER BY l.id
                 """, arguments: [last["id"] as Int64, tx])
         }
-        let reader = DurableRowReader(tables: tables)
+        var reader = DurableRowReader(tables: tables)
         var transactions: [DurableTransaction<Record>] = []
         for row in rows {
             let tx: Int64? = row["tx"]
             guard let tableName: String = row["tableName"],
-                  let table = reader.table(named: tableName) else { continue }
-            let keyColumns = try DurableRowReader<Record>.keyColumns(row["keyColumns"])
-            let key = try DurableRowReader<Record>.key(row["rowKey"], columns: keyColumns, in: self)
+                  let table = try reader.table(named: tableName, keyColumns: row["keyColumns"], in: self) else { continue }
+            let key = try DurableRowReader<Record>.key(row["rowKey"], columns: table.keyColumns, in: self)
             let change = DurableChange<Record>(
-                id: row["id"], table: table.name, kind: DurableChange<Record>.Kind(rawValue: row["kind"]) ?? .updated,
-                key: key, record: try reader.current(of: table, key: key, keyColumns: keyColumns, in: self))
+                id: row["id"], table: table.feed.name, kind: DurableChange<Record>.Kind(rawValue: row["kind"]) ?? .updated,
+                key: key, record: try table.current(key))
             if let tx, let open = transactions.last, open.id == tx {
                 transactions[transactions.count - 1].changes.append(change)
             } else {
@@ -301,29 +300,43 @@ extension Database {
     }
 }
 
-/// Reads the rows the changes name, with one statement per table.
+/// Reads the rows the changes name, with one statement per table, prepared
+/// when the batch first meets the table.
 struct DurableRowReader<Record> {
     let tables: [FeedTable<Record>]
+    private var read: [String: ReadTable] = [:]
 
-    /// The table read under `name` (matched as SQLite matches names).
-    func table(named name: String) -> FeedTable<Record>? {
-        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-    }
+    /// A table the batch reads: its key, and its row by key.
+    struct ReadTable {
+        let feed: FeedTable<Record>
+        let keyColumns: [String]
+        let statement: Statement
 
-    /// The row of `table` under `key`, decoded; nil when it no longer exists.
-    func current(of table: FeedTable<Record>, key: [DatabaseValue], keyColumns: [String],
-                 in db: Database) throws -> Record? {
-        let condition = keyColumns.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: " AND ")
-        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE \(condition)"),
-                                   arguments: StatementArguments(key))
-        return try row.map(table.decode)
-    }
-
-    static func keyColumns(_ json: String?) throws -> [String] {
-        guard let json, let columns = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] else {
-            throw DatabaseError(message: "sqlitetriggers_log_tables: keyColumns is not a JSON array of names")
+        /// The row under `key`, decoded; nil when it no longer exists.
+        func current(_ key: [DatabaseValue]) throws -> Record? {
+            try Row.fetchOne(statement, arguments: StatementArguments(key)).map(feed.decode)
         }
-        return columns
+    }
+
+    init(tables: [FeedTable<Record>]) {
+        self.tables = tables
+    }
+
+    /// The table read under `name` (matched as SQLite matches names); nil
+    /// for a table not read.
+    mutating func table(named name: String, keyColumns json: String?, in db: Database) throws -> ReadTable? {
+        let lowercased = name.lowercased()
+        if let known = read[lowercased] { return known }
+        guard let feed = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { return nil }
+        guard let json, let keyColumns = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String],
+              !keyColumns.isEmpty else {
+            throw DatabaseError(message: "sqlitetriggers_log_tables: the keyColumns of \(name) are not a JSON array of names")
+        }
+        let condition = keyColumns.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: " AND ")
+        let statement = try db.cachedStatement(sql: "SELECT * FROM \(feed.name.quotedDatabaseIdentifier) WHERE \(condition)")
+        let table = ReadTable(feed: feed, keyColumns: keyColumns, statement: statement)
+        read[lowercased] = table
+        return table
     }
 
     /// One value per key column: a composite key is stored as a JSON
