@@ -325,7 +325,7 @@ static int logReadUniqueIndex(sqlite3 *db, LogTable *pTab, int iTable, const cha
                               int isPartial, char **pzErr){
   sqlite3_stmt *pStmt = 0;
   char *azCol[64], *azColl[64];
-  int nCol = 0, rc, i, hasExpr = 0;
+  int nCol = 0, rc, i, hasExpr = 0, isWide = 0;
   rc = sqlite3_prepare_v2(db, "SELECT cid, name, coll FROM pragma_index_xinfo(?1, 'main')"
                               " WHERE key = 1 ORDER BY seqno", -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zIndex, -1, SQLITE_STATIC);
@@ -333,18 +333,18 @@ static int logReadUniqueIndex(sqlite3 *db, LogTable *pTab, int iTable, const cha
     const char *zCol = (const char*)sqlite3_column_text(pStmt, 1);
     const char *zColl = (const char*)sqlite3_column_text(pStmt, 2);
     if( sqlite3_column_int(pStmt, 0)<0 || zCol==0 ){ hasExpr = 1; continue; }
-    if( nCol>=64 ){ hasExpr = 1; continue; }
+    if( nCol>=64 ){ isWide = 1; continue; }
     azCol[nCol] = sqlite3_mprintf("%s", zCol);
     azColl[nCol] = sqlite3_mprintf("%s", zColl ? zColl : "BINARY");
     nCol++;
     if( azCol[nCol-1]==0 || azColl[nCol-1]==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
-  if( rc==SQLITE_OK && (hasExpr || isPartial) ){
+  if( rc==SQLITE_OK && (hasExpr || isPartial || isWide) ){
     *pzErr = sqlite3_mprintf("the UNIQUE index \"%s\" of \"%s\" %s: the rows an INSERT OR REPLACE "
-        "deletes through it cannot be logged in plain SQL; make it a UNIQUE constraint on "
-        "columns, or do not log this table", zIndex, pTab->zName,
-        isPartial ? "has a WHERE clause" : "is on an expression");
+        "deletes through it cannot be logged in plain SQL; %s, or do not log this table", zIndex,
+        pTab->zName, isPartial ? "has a WHERE clause" : isWide ? "has more than 64 columns" : "is on an expression",
+        isWide ? "narrow it" : "make it a UNIQUE constraint on columns");
     rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ) appendProbe(pTab, iTable, azCol, azColl, nCol);

@@ -102,6 +102,12 @@ Runtime error near line 15: sqlitetriggers_log_install: expects a table name
 Runtime error near line 16: sqlitetriggers_log_install: \"sqlite_schema\" is an internal table
 0"
 
+columns=$(seq -s ', ' -f 'c%g' 1 65)
+check "a UNIQUE index wider than the probes take is refused" \
+  "CREATE TABLE wide(id INTEGER PRIMARY KEY, $columns, UNIQUE($columns));
+SELECT sqlitetriggers_log_install('wide');" \
+  "Runtime error near line 3: sqlitetriggers_log_install: the UNIQUE index \"sqlite_autoindex_wide_1\" of \"wide\" has more than 64 columns: the rows an INSERT OR REPLACE deletes through it cannot be logged in plain SQL; narrow it, or do not log this table"
+
 check "a consumer's position only moves forward, and never past the end" \
   "$LISTS
 SELECT sqlitetriggers_log_install('lists');
