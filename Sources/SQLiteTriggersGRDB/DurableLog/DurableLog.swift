@@ -150,7 +150,9 @@ extension Database {
     /// Makes the consumer `name` when it does not exist yet, at the end of
     /// the log: it sees the changes committed from now on. Returns true
     /// when it made it; read the tables in the same transaction to start
-    /// from a copy that the changes then keep current.
+    /// from a copy that the changes then keep current. Either way the log
+    /// is compacted (as each move of a position does), so an app compacts
+    /// it at least each time its consumers start.
     ///
     /// ```swift
     /// try dbQueue.write { db in _ = try db.startDurableConsumer("sync") }
@@ -159,7 +161,10 @@ extension Database {
     public func startDurableConsumer(_ name: String) throws -> Bool {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled("any table") }
         try execute(sql: "INSERT OR IGNORE INTO sqlitetriggers_log_consumers(name) VALUES (?)", arguments: [name])
-        return changesCount > 0
+        if changesCount > 0 { return true }
+        // Setting the position to itself runs the compaction trigger.
+        try execute(sql: "UPDATE sqlitetriggers_log_consumers SET position = position WHERE name = ?", arguments: [name])
+        return false
     }
 
     /// Moves a consumer that fell behind to the end of the log, after the

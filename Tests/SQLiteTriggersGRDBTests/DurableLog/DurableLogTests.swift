@@ -193,6 +193,24 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         #expect(batch.changes.isEmpty && !batch.advances)
     }
 
+    @Test func startingAConsumerAgainCompactsTheLog() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.execute(sql: "UPDATE sqlitetriggers_log_meta SET maxBacklog = 2")
+            #expect(try db.startDurableConsumer("sleeper"))
+            for i in 0..<5 { try DurableNote(id: "n\(i)", title: "t\(i)").insert(db) }
+        }
+        // Nobody moved: nothing was compacted, past the cap or not.
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlitetriggers_log") } == 5)
+        let created = try pool.write { db in try db.startDurableConsumer("sleeper") }
+        #expect(!created)
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlitetriggers_log") } == 2)
+        #expect(throws: DurableLogError.self) {
+            try pool.read { db in try db.durableBatch(for: "sleeper", of: FeedTable(DurableNote.self)) }
+        }
+    }
+
     @Test func mistakesFailNamingTheCause() throws {
         let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
         try dbQueue.write { db in try db.execute(sql: "CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL)") }
