@@ -74,13 +74,6 @@ static char *feedCreateSql(const char *zTable, const char *zMode){
   return sqlite3_str_finish(pOut);
 }
 
-/* Sets the function's error "FUNC: MESSAGE", or out of memory. */
-static void feedError(sqlite3_context *ctx, const char *zFunc, const char *zMsg){
-  char *zErr = sqlite3_mprintf("%s: %s", zFunc, zMsg);
-  if( zErr ){ sqlite3_result_error(ctx, zErr, -1); sqlite3_free(zErr); }
-  else sqlite3_result_error_nomem(ctx);
-}
-
 /*
 ** The arguments checked: the canonical table name (to be freed) and the
 ** mode, or 0 after setting the error.  MODE 'off' is taken only when
@@ -93,7 +86,7 @@ static char *feedArguments(sqlite3_context *ctx, const char *zFunc, int argc,
   char *zCanonical = 0, *zErr = 0;
   int rc;
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
-    feedError(ctx, zFunc, "expects a table name");
+    sqlitetriggers_result_error(ctx, zFunc, "expects a table name");
     return 0;
   }
   zTable = (const char*)sqlite3_value_text(argv[0]);
@@ -104,7 +97,7 @@ static char *feedArguments(sqlite3_context *ctx, const char *zFunc, int argc,
   }
   if( zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys")
                    && (!allowOff || strcmp(zMode, "off"))) ){
-    feedError(ctx, zFunc, allowOff ? "MODE is 'rows', 'keys' or 'off'" : "MODE is 'rows' or 'keys'");
+    sqlitetriggers_result_error(ctx, zFunc, allowOff ? "MODE is 'rows', 'keys' or 'off'" : "MODE is 'rows' or 'keys'");
     return 0;
   }
   *pzMode = zMode;
@@ -116,7 +109,7 @@ static char *feedArguments(sqlite3_context *ctx, const char *zFunc, int argc,
   rc = sqlitetriggers_capture_check(p, zTable, strcmp(zMode, "keys")==0, &zCanonical, &zErr);
   if( rc==SQLITE_OK ) return zCanonical;
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
-  else feedError(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  else sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
   sqlite3_free(zErr);
   sqlite3_free(zCanonical);
   return 0;
@@ -145,7 +138,7 @@ static void changeFeedFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   if( rc==SQLITE_OK && !install ) sqlitetriggers_capture_forget(p, zTable);
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
-  else if( rc!=SQLITE_OK ) feedError(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  else if( rc!=SQLITE_OK ) sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
   else sqlite3_result_int(ctx, install ? 3 : 0);
   sqlite3_free(zErr);
   sqlite3_free(zDrop);
@@ -160,7 +153,7 @@ static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
   int rc;
   (void)argc;
   if( zTable==0 ){
-    feedError(ctx, "sqlitetriggers_change_feed_mode", "expects a table name");
+    sqlitetriggers_result_error(ctx, "sqlitetriggers_change_feed_mode", "expects a table name");
     return;
   }
   /* feedCreateSql() writes the mode as the capture call's second argument. */
@@ -179,7 +172,7 @@ static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
   }
   sqlite3_finalize(pStmt);
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
-  else if( rc!=SQLITE_OK ) feedError(ctx, "sqlitetriggers_change_feed_mode", sqlite3_errmsg(db));
+  else if( rc!=SQLITE_OK ) sqlitetriggers_result_error(ctx, "sqlitetriggers_change_feed_mode", sqlite3_errmsg(db));
 }
 
 static void changeFeedSqlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){

@@ -207,13 +207,6 @@ static const char zStampTrigger[] =
 
 /* ---- small helpers ----------------------------------------------------- */
 
-/* Sets "FUNC: MESSAGE" as the function's error. */
-static void logError(sqlite3_context *ctx, const char *zFunc, const char *zMsg){
-  char *zErr = sqlite3_mprintf("%s: %s", zFunc, zMsg);
-  if( zErr ){ sqlite3_result_error(ctx, zErr, -1); sqlite3_free(zErr); }
-  else sqlite3_result_error_nomem(ctx);
-}
-
 /* The first column of zSql's first row as a fresh string (NULL when no row
 ** or a NULL); *pRc set on error. */
 static char *logQueryText(sqlite3 *db, const char *zSql, const char *zArg, int *pRc){
@@ -285,6 +278,15 @@ static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlia
   sqlite3_str_appendall(pOut, ")");
 }
 
+/* zFrom's key IS NOT zTo's, compared byte for byte. */
+static void appendKeyChanged(sqlite3_str *pOut, const LogTable *pTab, const char *zFrom,
+                             const char *zTo){
+  appendKey(pOut, pTab, zFrom);
+  sqlite3_str_appendall(pOut, " IS NOT ");
+  appendKey(pOut, pTab, zTo);
+  sqlite3_str_appendall(pOut, " COLLATE BINARY");
+}
+
 /*
 ** One UNIQUE index's probes: the rows a write of new's values would
 ** conflict with, logged as deletes.  azCol/azColl: its columns and their
@@ -310,10 +312,7 @@ static void appendProbe(LogTable *pTab, int iTable, char **azCol, char **azColl,
                             i ? " OR " : "", azCol[i], azCol[i]);
       }
       sqlite3_str_appendall(pOut, ") AND ");
-      appendKey(pOut, pTab, "r");
-      sqlite3_str_appendall(pOut, " IS NOT ");
-      appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, " COLLATE BINARY");
+      appendKeyChanged(pOut, pTab, "r", "old");
     }
     sqlite3_str_appendall(pOut, "; ");
   }
@@ -460,14 +459,10 @@ static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc
       sqlite3_str_appendf(pOut, "%sSELECT %d, 3, ", zLog, iTable);
       appendKey(pOut, pTab, "old");
       sqlite3_str_appendall(pOut, " WHERE ");
-      appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, " IS NOT ");
-      appendKey(pOut, pTab, "new");
-      sqlite3_str_appendf(pOut, " COLLATE BINARY; %sVALUES (%d, CASE WHEN ", zLog, iTable);
-      appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, " IS NOT ");
-      appendKey(pOut, pTab, "new");
-      sqlite3_str_appendall(pOut, " COLLATE BINARY THEN 1 ELSE 2 END, ");
+      appendKeyChanged(pOut, pTab, "old", "new");
+      sqlite3_str_appendf(pOut, "; %sVALUES (%d, CASE WHEN ", zLog, iTable);
+      appendKeyChanged(pOut, pTab, "old", "new");
+      sqlite3_str_appendall(pOut, " THEN 1 ELSE 2 END, ");
       appendKey(pOut, pTab, "new");
       sqlite3_str_appendall(pOut, "); ");
       break;
@@ -605,7 +600,7 @@ static int logEnd(sqlite3 *db, int isOwn, int rc, char **pzErr){
 static int logReport(sqlite3_context *ctx, const char *zFunc, int rc, const char *zErr){
   if( rc==SQLITE_OK ) return 1;
   if( rc==SQLITE_NOMEM && zErr==0 ){ sqlite3_result_error_nomem(ctx); return 0; }
-  logError(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
   if( (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_NOMEM ) sqlite3_result_error_code(ctx, rc);
   return 0;
 }
@@ -616,7 +611,7 @@ static int logReport(sqlite3_context *ctx, const char *zFunc, int rc, const char
 static const char *logTableArgument(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pArg){
   const char *zTable;
   if( sqlite3_value_type(pArg)!=SQLITE_TEXT ){
-    logError(ctx, zFunc, "expects a table name");
+    sqlitetriggers_result_error(ctx, zFunc, "expects a table name");
     return 0;
   }
   zTable = (const char*)sqlite3_value_text(pArg);
@@ -769,7 +764,7 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( rc==SQLITE_OK ) zStale = logFindStale(db, &nTable, &rc);
   }
   if( rc==SQLITE_OK && zStale ){
-    logError(ctx, zFunc, zStale);
+    sqlitetriggers_result_error(ctx, zFunc, zStale);
   }else if( logReport(ctx, zFunc, rc, zErr ? zErr : rc==SQLITE_NOMEM ? 0 : sqlite3_errmsg(db)) ){
     sqlite3_result_int(ctx, nTable);
   }
@@ -802,7 +797,7 @@ static void logStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   (void)argc; (void)argv;
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log'", 0, &rc);
   if( rc==SQLITE_OK && zExists==0 ){
-    logError(ctx, zFunc, "this database has no log yet: call sqlitetriggers_log_install(TABLE) first");
+    sqlitetriggers_result_error(ctx, zFunc, "this database has no log yet: call sqlitetriggers_log_install(TABLE) first");
   }else{
     if( rc==SQLITE_OK ) rc = sqlite3_exec(db, zStampTrigger, 0, 0, &zErr);
     if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, 1);
@@ -812,23 +807,21 @@ static void logStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 }
 
 int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
-  int rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_install", 1,
-                                                     SQLITE_DIRECTONLY, p, logInstallFunc);
-  if( rc==SQLITE_OK ){
-    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_uninstall", 1,
-                                                   SQLITE_DIRECTONLY, p, logUninstallFunc);
-  }
-  if( rc==SQLITE_OK ){
-    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_check", 0,
-                                                   SQLITE_DIRECTONLY, p, logCheckFunc);
-  }
-  if( rc==SQLITE_OK ){
-    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_stamp", 0,
-                                                   SQLITE_DIRECTONLY, p, logStampFunc);
-  }
-  if( rc==SQLITE_OK ){
-    rc = sqlitetriggers_connection_create_function(db, "sqlitetriggers_log_transaction", 1,
-                                                   SQLITE_DIRECTONLY, p, logTransactionFunc);
+  static const struct {
+    const char *zName;
+    int nArg;
+    void (*xFunc)(sqlite3_context*, int, sqlite3_value**);
+  } aFunc[] = {
+    { "sqlitetriggers_log_install", 1, logInstallFunc },
+    { "sqlitetriggers_log_uninstall", 1, logUninstallFunc },
+    { "sqlitetriggers_log_check", 0, logCheckFunc },
+    { "sqlitetriggers_log_stamp", 0, logStampFunc },
+    { "sqlitetriggers_log_transaction", 1, logTransactionFunc },
+  };
+  int rc = SQLITE_OK, i;
+  for(i=0; rc==SQLITE_OK && i<(int)(sizeof(aFunc)/sizeof(aFunc[0])); i++){
+    rc = sqlitetriggers_connection_create_function(db, aFunc[i].zName, aFunc[i].nArg,
+                                                   SQLITE_DIRECTONLY, p, aFunc[i].xFunc);
   }
   return rc;
 }

@@ -97,6 +97,12 @@ int sqlitetriggers_connection_unhold(Connection *p){
   return p->db!=0;
 }
 
+void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg){
+  char *zErr = sqlite3_mprintf("%s: %s", zFunc, zMsg);
+  if( zErr ){ sqlite3_result_error(ctx, zErr, -1); sqlite3_free(zErr); }
+  else sqlite3_result_error_nomem(ctx);
+}
+
 Connection *sqlitetriggers_connection_find(sqlite3 *db){
   Connection *p;
   pthread_mutex_lock(&liveConnectionsMutex);

@@ -123,6 +123,8 @@ int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, in
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
 int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD);
+/* Sets the function's error "FUNC: MESSAGE", or out of memory. */
+void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg);
 
 /* time.c */
 int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut);

@@ -224,18 +224,15 @@ extension Database {
                                      net: Bool = false) throws -> DurableBatch<Record> {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
         let position = try durablePosition(of: consumer)
-        var rows = try Row.fetchAll(self, sql: """
+        let changes = """
             SELECT l.id, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
             FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
-            WHERE l.id > ? ORDER BY l.id LIMIT ?
-            """, arguments: [position, max(limit, 1)])
+            WHERE l.id > ?
+            """
+        var rows = try Row.fetchAll(self, sql: changes + " ORDER BY l.id LIMIT ?", arguments: [position, max(limit, 1)])
         // Whole transactions: the rest of the last one, whose rows follow.
         if let last = rows.last, let tx: Int64 = last["tx"] {
-            rows += try Row.fetchAll(self, sql: """
-                SELECT l.id, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
-                FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
-                WHERE l.id > ? AND l.tx = ? ORDER BY l.id
-                """, arguments: [last["id"] as Int64, tx])
+            rows += try Row.fetchAll(self, sql: changes + " AND l.tx = ? ORDER BY l.id", arguments: [last["id"] as Int64, tx])
         }
         var reader = DurableRowReader(tables: tables)
         var transactions: [DurableTransaction<Record>] = []
@@ -286,6 +283,14 @@ extension Database {
     }
 
     // MARK: - Reading
+
+    /// Before a consumer's first read: the log still matches its tables
+    /// (else the error names the table and the remedy), and the consumer
+    /// exists.
+    func startDurableReading(_ consumer: String) throws {
+        try execute(sql: "SELECT sqlitetriggers_log_check()")
+        try startDurableConsumer(consumer)
+    }
 
     func hasDurableLog() throws -> Bool {
         try Bool.fetchOne(self, sql: "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_consumers'") ?? false

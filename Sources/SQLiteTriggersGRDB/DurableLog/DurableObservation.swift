@@ -56,10 +56,7 @@ extension DatabaseWriter {
         onError: (@Sendable (any Error) -> Void)? = nil,
         onBatch: @escaping @Sendable (Database, DurableBatch<Record>) throws -> Void
     ) throws -> DurableObservation {
-        try write { db in
-            try db.execute(sql: "SELECT sqlitetriggers_log_check()")
-            try db.startDurableConsumer(consumer)
-        }
+        try write { db in try db.startDurableReading(consumer) }
         let wakeups = DurableWakeups(writer: self, pollInterval: pollInterval)
         let task = Task.detached { [self] in
             var lastEnd: Int64 = -1
@@ -197,6 +194,9 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
         var pending: DurableBatch<Record>?
         var wakeups: DurableWakeups?
         var wakeIterator: AsyncStream<Void>.Iterator?
+        /// The log's end when a read last found nothing: until it moves, a
+        /// wake-up reads only the end (as observeDurableChanges does).
+        var drainedAt: Int64?
 
         init(sequence: DurableChanges) {
             self.sequence = sequence
@@ -205,10 +205,7 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
         public mutating func next() async throws -> DurableBatch<Record>? {
             let sequence = self.sequence
             if wakeups == nil {
-                try await sequence.writer.write { db in
-                    try db.execute(sql: "SELECT sqlitetriggers_log_check()")
-                    try db.startDurableConsumer(sequence.consumer)
-                }
+                try await sequence.writer.write { db in try db.startDurableReading(sequence.consumer) }
                 let started = DurableWakeups(writer: sequence.writer, pollInterval: sequence.pollInterval)
                 wakeups = started
                 wakeIterator = started.stream.makeAsyncIterator()
@@ -220,9 +217,18 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
             while !Task.isCancelled {
                 let batch: DurableBatch<Record>
                 do {
-                    batch = try await sequence.writer.read { db in
-                        try db.durableBatch(for: sequence.consumer, of: sequence.tables, net: sequence.net)
+                    let drainedAt = self.drainedAt
+                    let (read, end) = try await sequence.writer.read { db -> (DurableBatch<Record>?, Int64) in
+                        let end = try db.durableLogEnd()
+                        if end == drainedAt { return (nil, end) }
+                        return (try db.durableBatch(for: sequence.consumer, of: sequence.tables, net: sequence.net), end)
                     }
+                    guard let read else {
+                        if await wakeIterator?.next() == nil { break }
+                        continue
+                    }
+                    batch = read
+                    self.drainedAt = batch.advances ? nil : end
                 } catch where DurableWakeups.isTransient(error) {
                     if await wakeIterator?.next() == nil { break }
                     continue

@@ -40,10 +40,11 @@ import Testing
         }
         try await dbPool.write { db in try ReadmeDurableLog.Reminder(id: "r1", title: "Buy milk").insert(db) }
         let shell = try runProcess(URL(fileURLWithPath: "/usr/bin/env"),
-                                   ["sqlite3", path, "INSERT INTO reminders VALUES ('r2', 'Call Sam')"])
+                                   ["sqlite3", "-cmd", ".timeout 10000", path,   // the app's consumers write too
+                                    "INSERT INTO reminders VALUES ('r2', 'Call Sam')"])
         #expect(shell.status == 0, "\(shell.output)")
         var index: [String] = []
-        for _ in 0..<1000 {
+        for _ in 0..<3000 {       // up to 30 s: the consumers poll each second, on two shared cores
             index = try await dbPool.read { db in try String.fetchAll(db, sql: "SELECT title FROM searchIndex ORDER BY id") }
             if index.count == 2 && uploaded.value.count == 2 { break }
             try await Task.sleep(nanoseconds: 10_000_000)
