@@ -64,8 +64,17 @@ static void *eventAlloc(EventChunk **ppCurrent, sqlite3_uint64 nByte,
   return pMem;
 }
 
-/* Reads an argument once, into an ArgView; 0 when out of memory (a
-** text or blob that cannot be read). */
+/*
+** Reads an argument once, into an ArgView; 0 when out of memory (a text or
+** blob that cannot be read).  Text is read in place: a value that comes
+** from a row's record (a column, a trigger's NEW or OLD, the preupdate
+** hook's) is not NUL-terminated, and sqlite3_value_text() would copy it
+** into an allocation of its own (a third of the change capture's hook,
+** measured) for the event to copy again, with its own NUL.
+** sqlite3_value_bytes() converts a UTF-16 database's text to UTF-8 first,
+** as documented, and sqlite3_value_blob() then gives the UTF-8 bytes as
+** they are (the value stays TEXT to sqlite3_value_type()).
+*/
 int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue){
   pView->eType = sqlite3_value_type(pValue);
   pView->nByte = 0;
@@ -74,9 +83,15 @@ int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue){
     case SQLITE_INTEGER: pView->u.i = sqlite3_value_int64(pValue); break;
     case SQLITE_FLOAT:   pView->u.r = sqlite3_value_double(pValue); break;
     case SQLITE_TEXT:
-      /* Reading converts (and allocates) once. */
-      if( (pView->z = sqlite3_value_text(pValue))==0 ) return 0;
-      pView->nByte = sqlite3_value_bytes(pValue);
+      if( (pView->nByte = sqlite3_value_bytes(pValue))>0 ){   /* first */
+        pView->z = sqlite3_value_blob(pValue);
+      }else{
+        /* Empty text, or a conversion that ran out of memory: the usual
+        ** way tells them apart (NULL), and may convert this time. */
+        pView->z = sqlite3_value_text(pValue);
+        pView->nByte = sqlite3_value_bytes(pValue);
+      }
+      if( pView->z==0 ) return 0;
       break;
     case SQLITE_BLOB:
       pView->nByte = sqlite3_value_bytes(pValue);
@@ -88,8 +103,6 @@ int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue){
   return 1;
 }
 
-/* A copy of the event whose arguments aView describes, or NULL when out of
-** memory.  nName is strlen(zName). */
 StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
                                       const char *zName, int nName, int nArg,
                                       const ArgView *aView){
@@ -125,7 +138,8 @@ StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
       case SQLITE_INTEGER: pArg->u.i = pView->u.i; break;
       case SQLITE_FLOAT:   pArg->u.r = pView->u.r; break;
       case SQLITE_TEXT:
-        memcpy(pData, pView->z, pView->nByte + 1);
+        memcpy(pData, pView->z, pView->nByte);
+        pData[pView->nByte] = 0;
         pArg->u.z = pData;
         pData += pView->nByte + 1;
         break;

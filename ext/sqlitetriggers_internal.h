@@ -144,7 +144,7 @@ typedef struct ArgView ArgView;
 struct ArgView {
   int eType;                  /* SQLITE_INTEGER, ... SQLITE_NULL */
   int nByte;                  /* text or blob length */
-  const unsigned char *z;     /* text (NUL-terminated) or blob bytes */
+  const unsigned char *z;     /* text or blob bytes (text need not end in NUL) */
   union { sqlite3_int64 i; double r; } u;
 };
 int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue);

@@ -406,3 +406,18 @@ COMMIT;
 $LOG" \
   "Runtime error near line 6: UNIQUE constraint failed: t.v (19)
 1 inserted [\"taken\"]"
+
+# Arguments' text is read in place, after SQLite converted a UTF-16
+# database's to UTF-8 (callback_event.c, sqlitetriggers_arg_view_read).
+for encoding in UTF-8 UTF-16le; do
+db=$(scratch_db)
+"$SQLITE3" "$db" "PRAGMA encoding = '$encoding'; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
+check "text arguments arrive as passed: a column, a literal, empty, an embedded NUL ($encoding database)" \
+  "CREATE TEMP TRIGGER t_ai AFTER INSERT ON t BEGIN
+  SELECT swift_callback('ins', new.v, 'héllo ✓', '', char(97, 0, 98), new.v || '!');
+END;
+INSERT INTO t(v) VALUES ('ÿes'), ('');
+SELECT args FROM swift_callback_log;" \
+  "[\"ÿes\",\"héllo ✓\",\"\",\"a\\u0000b\",\"ÿes!\"]
+[\"\",\"héllo ✓\",\"\",\"a\\u0000b\",\"!\"]" "$db"
+done

@@ -386,3 +386,23 @@ DELETE FROM t;
 SELECT args FROM swift_callback_log;" \
   "3
 [\"delete\",1,\"a\",\"e\",3]"
+
+# The hook reads text in place, after SQLite converted a UTF-16
+# database's to UTF-8 (change_capture.c, captureValueRead).  The encoding is set
+# before the extension loads: loading it reads the schema, which fixes it.
+for encoding in UTF-8 UTF-16le UTF-16be; do
+db=$(scratch_db)
+"$SQLITE3" "$db" "PRAGMA encoding = '$encoding'; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, w TEXT);"
+check "text arrives as stored: empty, non-ASCII, an embedded NUL ($encoding database)" \
+  "SELECT encoding FROM pragma_encoding;
+SELECT sqlitetriggers_change_feed('t');
+INSERT INTO t VALUES (1, '', 'héllo ✓');
+UPDATE t SET v = char(97, 0, 98), w = 'x';
+DELETE FROM t;
+SELECT args FROM swift_callback_log;" \
+  "$encoding
+3
+[\"insert\",1,1,\"\",\"héllo ✓\"]
+[\"update\",1,1,\"\",\"héllo ✓\",1,1,\"a\\u0000b\",\"x\"]
+[\"delete\",1,1,\"a\\u0000b\",\"x\"]" "$db"
+done

@@ -131,15 +131,19 @@ static const char *const aFunctionSql[] = {
 
 static char azExpected[N_FUNCTION_SQL][4096];
 
-static sqlite3 *openRegistered(void){
+/* A registered in-memory connection; isUtf16: its database stores text
+** in UTF-16 (sqlite3_open16's default), which the capture converts. */
+static sqlite3 *openRegisteredEncoded(int isUtf16){
   sqlite3 *db = 0;
-  if( sqlite3_open(":memory:", &db)!=SQLITE_OK
+  if( (isUtf16 ? sqlite3_open16(u":memory:", &db) : sqlite3_open(":memory:", &db))!=SQLITE_OK
    || sqlitetriggers_register(db)!=SQLITE_OK ){
     fprintf(stderr, "oom: cannot open a connection\n");
     exit(2);
   }
   return db;
 }
+
+static sqlite3 *openRegistered(void){ return openRegisteredEncoded(0); }
 
 /* One run; iAt 0 records the expected results. */
 static void runFunctions(long iAt, int persistent){
@@ -289,8 +293,8 @@ static const char *const aCallbackSql[] = {
 };
 #define N_CALLBACK_SQL (int)(sizeof(aCallbackSql)/sizeof(aCallbackSql[0]))
 
-static void runCallbacks(long iAt, int persistent){
-  sqlite3 *db = openRegistered();
+static void runCallbacksEncoded(long iAt, int persistent, int isUtf16){
+  sqlite3 *db = openRegisteredEncoded(isUtf16);
   Delivered delivered;
   BatchRead batch;
   char zAudit[4096], zLog[4096];
@@ -347,6 +351,9 @@ static void runCallbacks(long iAt, int persistent){
   endRun();
 }
 
+static void runCallbacks(long iAt, int persistent){ runCallbacksEncoded(iAt, persistent, 0); }
+static void runCallbacks16(long iAt, int persistent){ runCallbacksEncoded(iAt, persistent, 1); }
+
 /* ---- scenario 3: change capture (the preupdate hook) ------------------- */
 
 /* A replica of t(id, v), kept from delivered changes alone. */
@@ -393,8 +400,8 @@ static const char *const aCaptureSql[] = {
 };
 #define N_CAPTURE_SQL (int)(sizeof(aCaptureSql)/sizeof(aCaptureSql[0]))
 
-static void runCapture(long iAt, int persistent){
-  sqlite3 *db = openRegistered();
+static void runCaptureEncoded(long iAt, int persistent, int isUtf16){
+  sqlite3 *db = openRegisteredEncoded(isUtf16);
   Replica replica;
   char zTable[4096], zReplica[4096];
   int i;
@@ -455,6 +462,9 @@ static void runCapture(long iAt, int persistent){
   expect(sqlite3_close(db)==SQLITE_OK, "the connection closes", iAt, persistent);
   endRun();
 }
+
+static void runCapture(long iAt, int persistent){ runCaptureEncoded(iAt, persistent, 0); }
+static void runCapture16(long iAt, int persistent){ runCaptureEncoded(iAt, persistent, 1); }
 
 /* ---- scenario 4: the durable log ------------------------------------- */
 
@@ -570,14 +580,20 @@ int main(void){
     long nPersistent = injectEverywhere(runFunctions, 1);
     long nCbTransient = injectEverywhere(runCallbacks, 0);
     long nCbPersistent = injectEverywhere(runCallbacks, 1);
+    long nCb16Transient = injectEverywhere(runCallbacks16, 0);
+    long nCb16Persistent = injectEverywhere(runCallbacks16, 1);
     long nCapTransient = injectEverywhere(runCapture, 0);
     long nCapPersistent = injectEverywhere(runCapture, 1);
+    long nCap16Transient = injectEverywhere(runCapture16, 0);
+    long nCap16Persistent = injectEverywhere(runCapture16, 1);
     long nLogTransient = injectEverywhere(runLog, 0);
     long nLogPersistent = injectEverywhere(runLog, 1);
-    printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs, change capture "
-           "%ld/%ld runs, durable log %ld/%ld runs (transient/persistent); each run counts as "
-           "one check\n", nTransient, nPersistent, nCbTransient, nCbPersistent, nCapTransient,
-           nCapPersistent, nLogTransient, nLogPersistent);
+    printf("oom: SQL functions %ld/%ld runs, swift_callback %ld/%ld runs (UTF-16 database "
+           "%ld/%ld), change capture %ld/%ld runs (UTF-16 database %ld/%ld), durable log "
+           "%ld/%ld runs (transient/persistent); each run counts as one check\n", nTransient,
+           nPersistent, nCbTransient, nCbPersistent, nCb16Transient, nCb16Persistent,
+           nCapTransient, nCapPersistent, nCap16Transient, nCap16Persistent, nLogTransient,
+           nLogPersistent);
   }
   printf("oom: %d passed, %d failed\n", nPassed, nFailed);
   return nFailed ? 1 : 0;
