@@ -281,6 +281,8 @@ final class DurableWakeups: Sendable {
         }
         self.darwin = darwin
         #endif
+        // Its one failure, at start (the log's table missing, or the schema
+        // unreadable), fails the reader's next read too, which reports it.
         commits = DatabaseRegionObservation(tracking: Table("sqlitetriggers_log")).start(
             in: writer, onError: { _ in },
             onChange: { _ in
