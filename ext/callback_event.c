@@ -103,6 +103,8 @@ int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue){
   return 1;
 }
 
+/* A copy of the event whose arguments aView describes, or NULL when out of
+** memory.  nName is strlen(zName). */
 StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
                                       const char *zName, int nName, int nArg,
                                       const ArgView *aView){

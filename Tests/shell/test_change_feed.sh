@@ -387,9 +387,10 @@ SELECT args FROM swift_callback_log;" \
   "3
 [\"delete\",1,\"a\",\"e\",3]"
 
-# The hook reads text in place, after SQLite converted a UTF-16
-# database's to UTF-8 (change_capture.c, captureValueRead).  The encoding is set
-# before the extension loads: loading it reads the schema, which fixes it.
+# The hook's text is read in place, after SQLite converted a UTF-16
+# database's to UTF-8 (callback_event.c, sqlitetriggers_arg_view_read).  The
+# encoding is set before the extension loads: loading it reads the schema,
+# which fixes it.
 for encoding in UTF-8 UTF-16le UTF-16be; do
 db=$(scratch_db)
 "$SQLITE3" "$db" "PRAGMA encoding = '$encoding'; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, w TEXT);"
