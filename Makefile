@@ -1,7 +1,7 @@
 # SQLiteTriggers: see README.md.  `make help` lists the targets.
 
 CC      ?= cc
-SQLITE3 ?= sqlite3
+UNAME_S ?= $(shell uname -s)
 BUILD   := build
 EXT_SRC := $(wildcard ext/*.c)
 EXT_HDR := $(wildcard ext/*.h ext/include/*.h)
@@ -11,17 +11,32 @@ WARN    := -Wall -Wextra -Werror
 # random.c pins the loaded library with RTLD_NODELETE, and on Linux the
 # linker's -z nodelete says so too.  Apple's linker has no -z option, so a
 # macOS build relies on the pin alone (we could not build for macOS here).
-ifeq ($(shell uname -s),Darwin)
-SO_FLAGS := -dynamiclib -fPIC -fvisibility=hidden
+#
+# macOS: Apple's SQLite cannot load extensions (its sqlite3ext.h defines
+# SQLITE_OMIT_LOAD_EXTENSION), so the loadable library is built against
+# another SQLite's headers, Homebrew's by default or SQLITE_PREFIX=DIR, and
+# is loaded by that SQLite's sqlite3 ($(SQLITE_PREFIX)/bin/sqlite3).  It is
+# also written as .dylib, the suffix SQLite's .load adds there.
+ifeq ($(UNAME_S),Darwin)
+SQLITE_PREFIX ?= $(shell brew --prefix sqlite 2>/dev/null)
+SO_FLAGS := -dynamiclib -fPIC -fvisibility=hidden -I$(SQLITE_PREFIX)/include
+SQLITE3 ?= $(SQLITE_PREFIX)/bin/sqlite3
+define CHECK_LOADABLE_SQLITE
+@test -n "$(SQLITE_PREFIX)" && test -e "$(SQLITE_PREFIX)/include/sqlite3ext.h" || { \
+  echo "make: Apple's SQLite cannot load extensions; build against one that can:" >&2; \
+  echo "  brew install sqlite && make    (or make SQLITE_PREFIX=DIR, DIR/include/sqlite3ext.h)" >&2; \
+  echo "  then .load it from \$$(brew --prefix sqlite)/bin/sqlite3, not /usr/bin/sqlite3" >&2; exit 1; }
+endef
 else
 SO_FLAGS := -shared -fPIC -fvisibility=hidden -Wl,-z,nodelete
 endif
+SQLITE3 ?= sqlite3
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer -g -O1
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test test-stages test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
+.PHONY: all test test-apple test-stages test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
 
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib
@@ -37,6 +52,7 @@ help:
 	@echo "make sanitize   shell and C tests against an ASan+UBSan build, the CLI under LSan (make test runs it)"
 	@echo "make test-arm64 the C tests cross-compiled for arm64, under qemu (make test runs it)"
 	@echo "make test-32bit the C tests built for 32-bit x86 (make test runs it)"
+	@echo "make test-apple APPLE_SDKS=DIR  ext/ compiled and linked for iOS and macOS (make test runs it when APPLE_SDKS is set)"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS each (default 600)"
@@ -46,7 +62,11 @@ help:
 # assert()s on the event queue and savepoint marks are compiled in the
 # sanitizer and test builds, and out of the library users load.
 $(BUILD)/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(CHECK_LOADABLE_SQLITE)
 	$(CC) -O2 -DNDEBUG $(WARN) $(SO_FLAGS) -o $@ $(EXT_SRC) -lpthread -ldl
+ifeq ($(UNAME_S),Darwin)
+	ln -sf libsqlitetriggers.so $(BUILD)/libsqlitetriggers.dylib
+endif
 
 $(BUILD)/sanitize/libsqlitetriggers.so: $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
@@ -189,9 +209,16 @@ test:
 	@bash Tests/prerequisites.sh
 	@$(MAKE) --no-print-directory test-stages
 
+# Apple platforms, checked from Linux: ext/ compiled for iOS and macOS against
+# each SDK in APPLE_SDKS (a folder of iPhoneOS*.sdk, MacOSX*.sdk), and an app
+# linked against their .tbd stubs (Tests/apple/check.sh).  make test runs it
+# when APPLE_SDKS is set.
+test-apple:
+	@bash Tests/apple/check.sh "$(APPLE_SDKS)"
+
 test-stages: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready \
       $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
-	@PYTHON=$(PYTHON) ASAN_RUNTIME=$(ASAN_RUNTIME) bash Tests/run_all.sh
+	@PYTHON=$(PYTHON) ASAN_RUNTIME=$(ASAN_RUNTIME) APPLE_SDKS=$(APPLE_SDKS) bash Tests/run_all.sh
 
 # The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for
 # the instrumented library it loads.

@@ -100,6 +100,18 @@ stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
 stage processes processes_stage
 stage apple env PYTHON="${PYTHON:-python3}" bash Tests/python/apple_shell_suites.sh
+# Apple platforms: compiled and linked against the SDKs in APPLE_SDKS
+# (make test APPLE_SDKS=DIR); skipped, and said so, without them.
+apple_sdks_stage() {
+  if [ -z "${APPLE_SDKS:-}" ]; then
+    echo "apple-sdks: skipped: set APPLE_SDKS=DIR (iPhoneOS*.sdk, MacOSX*.sdk) to compile and link for Apple platforms"
+    echo "apple-sdks: 0 passed, 0 failed"
+    return
+  fi
+  bash Tests/apple/check.sh "$APPLE_SDKS"
+}
+
+stage apple-sdks apple_sdks_stage
 stage arm64 arm64_stage
 stage c32 i386_stage
 stage swift swift_stage

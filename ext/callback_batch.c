@@ -134,11 +134,20 @@ static int batchCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
   return SQLITE_OK;
 }
 
+/* Designated initializers: sqlite3_module gains fields with SQLite
+** versions (xIntegrity in 3.44), and a positional list warns on every
+** header newer than the one it was written for. */
 const sqlite3_module sqlitetriggers_batch_module = {
-  /* iVersion */ 0,
-  /* xCreate  */ 0,   /* eponymous only */
-  batchConnect, sqlitetriggers_event_table_best_index, sqlitetriggers_event_table_disconnect, 0,
-  batchCursorOpen, batchCursorClose, batchCursorFilter, batchCursorNext,
-  batchCursorEof, batchCursorColumn, batchCursorRowid,
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+  .iVersion    = 0,
+  .xCreate     = 0,   /* eponymous only */
+  .xConnect    = batchConnect,
+  .xBestIndex  = sqlitetriggers_event_table_best_index,
+  .xDisconnect = sqlitetriggers_event_table_disconnect,
+  .xOpen       = batchCursorOpen,
+  .xClose      = batchCursorClose,
+  .xFilter     = batchCursorFilter,
+  .xNext       = batchCursorNext,
+  .xEof        = batchCursorEof,
+  .xColumn     = batchCursorColumn,
+  .xRowid      = batchCursorRowid,
 };

@@ -332,21 +332,43 @@ static int pendingRollbackTo(sqlite3_vtab *pVtab, int iLevel){
   return SQLITE_OK;
 }
 
+/* Designated initializers, as in callback_batch.c: the struct grows with
+** SQLite versions. */
 const sqlite3_module sqlitetriggers_log_module = {
-  /* iVersion */ 0,
-  /* xCreate  */ 0,   /* eponymous only */
-  logConnect, sqlitetriggers_event_table_best_index, sqlitetriggers_event_table_disconnect, 0,
-  eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
-  eventCursorEof, eventCursorColumn, eventCursorRowid,
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+  .iVersion    = 0,
+  .xCreate     = 0,   /* eponymous only */
+  .xConnect    = logConnect,
+  .xBestIndex  = sqlitetriggers_event_table_best_index,
+  .xDisconnect = sqlitetriggers_event_table_disconnect,
+  .xOpen       = eventCursorOpen,
+  .xClose      = eventCursorClose,
+  .xFilter     = eventCursorFilter,
+  .xNext       = eventCursorNext,
+  .xEof        = eventCursorEof,
+  .xColumn     = eventCursorColumn,
+  .xRowid      = eventCursorRowid,
 };
 
 const sqlite3_module sqlitetriggers_pending_module = {
-  /* iVersion */ 2,
-  pendingCreate, pendingConnect, sqlitetriggers_event_table_best_index,
-  sqlitetriggers_event_table_disconnect, pendingDestroy,
-  eventCursorOpen, eventCursorClose, eventCursorFilter, eventCursorNext,
-  eventCursorEof, eventCursorColumn, eventCursorRowid,
-  pendingUpdate, pendingBegin, pendingSync, pendingCommit, pendingRollback,
-  0, 0, pendingSavepoint, pendingRelease, pendingRollbackTo, 0
+  .iVersion    = 2,   /* savepoints */
+  .xCreate     = pendingCreate,
+  .xConnect    = pendingConnect,
+  .xBestIndex  = sqlitetriggers_event_table_best_index,
+  .xDisconnect = sqlitetriggers_event_table_disconnect,
+  .xDestroy    = pendingDestroy,
+  .xOpen       = eventCursorOpen,
+  .xClose      = eventCursorClose,
+  .xFilter     = eventCursorFilter,
+  .xNext       = eventCursorNext,
+  .xEof        = eventCursorEof,
+  .xColumn     = eventCursorColumn,
+  .xRowid      = eventCursorRowid,
+  .xUpdate     = pendingUpdate,
+  .xBegin      = pendingBegin,
+  .xSync       = pendingSync,
+  .xCommit     = pendingCommit,
+  .xRollback   = pendingRollback,
+  .xSavepoint  = pendingSavepoint,
+  .xRelease    = pendingRelease,
+  .xRollbackTo = pendingRollbackTo,
 };

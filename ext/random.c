@@ -9,7 +9,9 @@
 ** keystream (SQLite never runs one connection on two threads at once, so
 ** it needs no lock):
 **
-**   - keyed with 32 bytes from getentropy() (the kernel CSPRNG);
+**   - keyed with 32 bytes from the kernel's CSPRNG: arc4random_buf() on
+**     Apple platforms (iOS SDKs have no <sys/random.h> and declare no
+**     getentropy()), getentropy() elsewhere;
 **   - "fast key erasure": each refill computes 16 blocks (1 KiB), the first
 **     32 bytes become the next key and are wiped, and every byte handed out
 **     is wiped from the buffer, so a later memory disclosure cannot reveal
@@ -44,8 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__APPLE__) || defined(__linux__)
-# include <sys/random.h>
+#if defined(__linux__)
+# include <sys/random.h>     /* getentropy(); Apple's SDKs have neither */
 #endif
 
 typedef uint32_t u32x4 __attribute__((vector_size(16)));
@@ -292,13 +294,22 @@ void sqlitetriggers_random_init_once(void){
   pthread_once(&initOnce, initializeOnce);
 }
 
+/* Fills aSeed with 32 bytes from the kernel's CSPRNG. */
+static void readKernelEntropy(unsigned char aSeed[32]){
+#if defined(__APPLE__)
+  arc4random_buf(aSeed, 32);     /* never fails; in <stdlib.h> */
+#else
+  if( getentropy(aSeed, 32)!=0 ){
+    /* Only on kernels without getrandom(2); SQLite seeds from the OS too. */
+    sqlite3_randomness(32, aSeed);
+  }
+#endif
+}
+
 void sqlitetriggers_random_pool_key_from_kernel(RandomPool *pPool){
   unsigned char aSeed[32];
   int i;
-  if( getentropy(aSeed, sizeof(aSeed))!=0 ){
-    /* Only on kernels without getrandom(2); SQLite seeds from the OS too. */
-    sqlite3_randomness(sizeof(aSeed), aSeed);
-  }
+  readKernelEntropy(aSeed);
   for(i=0; i<8; i++) pPool->key[i] = sqlitetriggers_load_le32(aSeed + 4*i);
   memset(aSeed, 0, sizeof(aSeed));
   memset(pPool->aBuf, 0, sizeof(pPool->aBuf));

@@ -9,7 +9,13 @@
 ** The loadable build calls SQLite through the routines table that .load
 ** hands it (sqlite3ext.h).  The linked build (-DSQLITE_CORE, as SwiftPM
 ** compiles ext/ into an app) calls the host's SQLite directly and needs
-** only sqlite3.h: Apple's SDKs ship no sqlite3ext.h.
+** only sqlite3.h.
+**
+** Apple's SDKs ship a sqlite3ext.h that defines SQLITE_OMIT_LOAD_EXTENSION
+** and so declares no routines table: Apple's SQLite never loads an
+** extension.  A loadable build must be compiled against another SQLite's
+** headers (the Makefile passes Homebrew's on macOS); say so here rather
+** than fail on an undeclared sqlite3_api.
 */
 #ifdef SQLITE_CORE
 # include <sqlite3.h>
@@ -18,6 +24,9 @@
 # define SQLITE_EXTENSION_INIT3
 #else
 # include "sqlite3ext.h"
+# ifdef SQLITE_OMIT_LOAD_EXTENSION
+#  error "this sqlite3ext.h is from a SQLite that cannot load extensions (Apple's SDK): build the loadable library against one that can, e.g. make SQLITE_PREFIX=$(brew --prefix sqlite), or link ext/ into the app with -DSQLITE_CORE"
+# endif
 #endif
 SQLITE_EXTENSION_INIT3
 
