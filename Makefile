@@ -162,7 +162,7 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
 	@swift build -c release --product sqlitetriggers-bench 2>&1 | tail -n 1
 	@{ $(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so; \
 	   $(BUILD)/bench_callback; \
-	   .build/release/sqlitetriggers-bench; \
+	   BENCH_PYTHON=$(PYTHON) BENCH_EXTENSION=$(BUILD)/libsqlitetriggers .build/release/sqlitetriggers-bench; \
 	   $(PYTHON) Tests/bench/feed_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
 	 } | $(PYTHON) Tests/bench/report.py --markdown $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"

@@ -94,6 +94,8 @@ stage c build/test_c
 for kernel in scalar vector; do
   stage c env SQLITETRIGGERS_CHACHA20=$kernel build/test_c
 done
+# Debian's SQLite 3.46.1 and 3.53.4, unpacked into build/ (Tests/versions).
+stage versions bash Tests/versions/run.sh
 stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage sanitize bash Tests/sanitize.sh
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"

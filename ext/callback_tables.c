@@ -313,7 +313,10 @@ static int pendingSync(sqlite3_vtab *pVtab){
   return sqlitetriggers_transaction_sync(sqlitetriggers_table_state(pVtab));
 }
 static int pendingCommit(sqlite3_vtab *pVtab){
-  sqlitetriggers_transaction_commit(sqlitetriggers_table_state(pVtab));
+  Connection *p = ((EventTable*)pVtab)->p;
+  int wroteLog = sqlitetriggers_log_is_stamped(p);
+  sqlitetriggers_transaction_commit(p->pCallbacks);
+  if( wroteLog ) sqlitetriggers_wakeup_post_commit(p);
   return SQLITE_OK;
 }
 static int pendingRollback(sqlite3_vtab *pVtab){

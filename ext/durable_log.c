@@ -82,14 +82,23 @@
 **
 ** TRANSACTIONS
 **   SQL has no transaction identity, so a trigger in plain SQL cannot stamp
-**   one: a writer without this extension leaves tx NULL, and consumers take
-**   such a change as a transaction of its own ("transaction unknown").  A
-**   connection with the extension stamps its own changes: after
-**   sqlitetriggers_log_stamp() (which sqlitetriggers_log_install() runs
-**   too), its TEMP trigger sqlitetriggers_log_stamp sets each new log row's
-**   tx to the id of the transaction's first log row, so one transaction's
-**   rows share a tx that no other transaction has.  It costs an UPDATE per
-**   change, on that connection only.
+**   one by itself.  The log's triggers write tx as
+**       sqlite_compileoption_get(-7316)
+**   which is SQLite's own function, and NULL for that argument, on a
+**   connection without this extension: such a writer leaves tx NULL, and
+**   consumers take such a change as a transaction of its own ("transaction
+**   unknown").  Every connection with the extension overrides that one
+**   function (every other argument gives SQLite's own result), and the
+**   override returns the id of the transaction's first log row, read from
+**   sqlite_sequence once per transaction: so one transaction's rows share a
+**   tx that no other transaction's rows have, with no extra call and no
+**   extra statement per change.  The override joins the transaction (as
+**   swift_callback() does) to learn where it ends, and after it commits the
+**   log's readers in other processes are woken (log_wakeup.c).  A hostile
+**   file that calls the override elsewhere only reads that same id.
+**   A host whose SQLite omits the compile-option functions
+**   (SQLITE_OMIT_COMPILEOPTION_DIAGS) could not run the triggers: install
+**   refuses there.
 **
 ** SAFETY
 **   The log's triggers call no function, so a file that plants a log table
@@ -114,9 +123,8 @@
 **       Drops TABLE's triggers and its registration and changes; 1, or 0
 **       when it was not logged.
 **   sqlitetriggers_log_stamp()
-**       Makes this connection stamp its log rows with their transaction
-**       (TRANSACTIONS), until it closes; 1.  An error before the first
-**       install (no log in this file yet).
+**       1: every connection with the extension stamps (TRANSACTIONS); kept
+**       for hosts written against earlier versions.
 **   sqlitetriggers_log_check()
 **       The number of logged tables, or an error naming the first table
 **       whose triggers are not what an install would write now (dropped,
@@ -198,14 +206,24 @@ static const char *const azShared[] = {
 };
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
 
-/* TRANSACTIONS: the stamp of a connection with the extension. */
-static const char zStampTrigger[] =
-  "CREATE TEMP TRIGGER IF NOT EXISTS \"sqlitetriggers_log_stamp\" AFTER INSERT ON "
-  "\"main\".\"sqlitetriggers_log\" WHEN new.\"tx\" IS NULL BEGIN "
-  "UPDATE \"sqlitetriggers_log\" SET \"tx\" = sqlitetriggers_log_transaction(new.\"id\") "
-  "WHERE \"id\" = new.\"id\"; END";
+/* TRANSACTIONS: the expression the log's triggers write as tx. */
+#define LOG_STAMP_ARGUMENT (-7316)
+#define LOG_STAMP_SQL "sqlite_compileoption_get(-7316)"
+
+/* How every trigger of the log starts its row. */
+#define LOG_INSERT "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", \"tx\") "
 
 /* ---- small helpers ----------------------------------------------------- */
+
+/* SQLite's sqlite_compileoption_get() exists (TRANSACTIONS).  Linked into
+** an app, it does, or the app would not have linked. */
+static int hasCompileOptionFunctions(void){
+#ifdef SQLITE_CORE
+  return 1;
+#else
+  return sqlite3_api->compileoption_get!=0;
+#endif
+}
 
 /* The first column of zSql's first row as a fresh string (NULL when no row
 ** or a NULL); *pRc set on error. */
@@ -297,10 +315,9 @@ static void appendProbe(LogTable *pTab, int iTable, char **azCol, char **azColl,
   int i, isUpdate;
   for(isUpdate=0; isUpdate<2; isUpdate++){
     sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
-    sqlite3_str_appendf(pOut, "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\") "
-                              "SELECT %d, 3, ", iTable);
+    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, 3, ", iTable);
     appendKey(pOut, pTab, "r");
-    sqlite3_str_appendf(pOut, " FROM \"%w\" AS r WHERE ", pTab->zName);
+    sqlite3_str_appendf(pOut, ", " LOG_STAMP_SQL " FROM \"%w\" AS r WHERE ", pTab->zName);
     for(i=0; i<nCol; i++){
       sqlite3_str_appendf(pOut, "%sr.\"%w\" = new.\"%w\" COLLATE \"%w\"",
                           i ? " AND " : "", azCol[i], azCol[i], azColl[i]);
@@ -441,7 +458,6 @@ static const char *const azTriggerSuffix[] = { "insert", "update", "delete", "re
 static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc){
   sqlite3_str *pOut;
   char *zOut;
-  static const char zLog[] = "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\") ";
   if( iKind>=3 && pTab->nProbe==0 ) return 0;
   pOut = sqlite3_str_new(0);
   sqlite3_str_appendf(pOut, "CREATE TRIGGER \"sqlitetriggers_log_%d_%s\" %s %s ON \"%w\" "
@@ -450,26 +466,26 @@ static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc
       iKind==0 || iKind==3 ? "INSERT" : iKind==1 || iKind==4 ? "UPDATE" : "DELETE", pTab->zName);
   switch( iKind ){
     case 0:
-      sqlite3_str_appendf(pOut, "%sVALUES (%d, 1, ", zLog, iTable);
+      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, 1, ", iTable);
       appendKey(pOut, pTab, "new");
-      sqlite3_str_appendall(pOut, "); ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
       break;
     case 1:
       /* A new key: the old one is deleted, the new one inserted. */
-      sqlite3_str_appendf(pOut, "%sSELECT %d, 3, ", zLog, iTable);
+      sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, 3, ", iTable);
       appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, " WHERE ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL " WHERE ");
       appendKeyChanged(pOut, pTab, "old", "new");
-      sqlite3_str_appendf(pOut, "; %sVALUES (%d, CASE WHEN ", zLog, iTable);
+      sqlite3_str_appendf(pOut, "; " LOG_INSERT "VALUES (%d, CASE WHEN ", iTable);
       appendKeyChanged(pOut, pTab, "old", "new");
       sqlite3_str_appendall(pOut, " THEN 1 ELSE 2 END, ");
       appendKey(pOut, pTab, "new");
-      sqlite3_str_appendall(pOut, "); ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
       break;
     case 2:
-      sqlite3_str_appendf(pOut, "%sVALUES (%d, 3, ", zLog, iTable);
+      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, 3, ", iTable);
       appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, "); ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
       break;
     default: {
       sqlite3_str *pProbe = iKind==3 ? pTab->pProbeInsert : pTab->pProbeUpdate;
@@ -631,7 +647,11 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( zTable==0 ) return;
   rc = logBegin(db, &isOwn);
   if( rc==SQLITE_OK ) rc = logEnsureShared(db, &zErr);
-  logExec(db, zStampTrigger, &rc, &zErr);
+  if( rc==SQLITE_OK && !hasCompileOptionFunctions() ){
+    zErr = sqlite3_mprintf("this SQLite omits sqlite_compileoption_get() (SQLITE_OMIT_COMPILEOPTION_DIAGS), "
+                           "which the log's triggers call to stamp transactions: use a SQLite built with it");
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   if( rc==SQLITE_OK ){
     iTable = logTableId(db, zTable, &rc);
     if( rc==SQLITE_OK && iTable==0 ){
@@ -775,35 +795,46 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /* ---- stamping transactions -------------------------------------------- */
 
-/* sqlitetriggers_log_transaction(ID): the tx of the log row ID, written in
-** the current transaction: the first such ID.  Joins the transaction, so
-** that the next one starts afresh. */
-static void logTransactionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  Connection *p = (Connection*)sqlite3_user_data(ctx);
-  (void)argc;
-  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_log_transaction") ) return;
+/* The stamp of the current transaction (TRANSACTIONS): the id its first
+** log row takes, read once per transaction after joining it. */
+static void logStamp(sqlite3_context *ctx, Connection *p){
+  static const char zFunc[] = "sqlitetriggers_log (stamping a transaction)";
+  if( !sqlitetriggers_callback_join(ctx, p, zFunc) ) return;
   if( p->logTransaction!=sqlitetriggers_callback_transaction(p) || p->logTransactionId==0 ){
+    int rc = SQLITE_OK;
+    char *zEnd = logQueryText(p->db, "SELECT " LOG_END, 0, &rc);
+    if( rc!=SQLITE_OK || zEnd==0 ){
+      logReport(ctx, zFunc, rc==SQLITE_OK ? SQLITE_NOMEM : rc, 0);
+      sqlite3_free(zEnd);
+      return;
+    }
     p->logTransaction = sqlitetriggers_callback_transaction(p);
-    p->logTransactionId = sqlite3_value_int64(argv[0]);
+    p->logTransactionId = (sqlite3_int64)strtoll(zEnd, 0, 10) + 1;
+    sqlite3_free(zEnd);
   }
   sqlite3_result_int64(ctx, p->logTransactionId);
 }
 
-static void logStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  static const char zFunc[] = "sqlitetriggers_log_stamp";
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  char *zErr = 0, *zExists;
-  int rc = SQLITE_OK;
-  (void)argc; (void)argv;
-  zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log'", 0, &rc);
-  if( rc==SQLITE_OK && zExists==0 ){
-    sqlitetriggers_result_error(ctx, zFunc, "this database has no log yet: call sqlitetriggers_log_install(TABLE) first");
+/* sqlite_compileoption_get(N): SQLite's own, but for LOG_STAMP_ARGUMENT,
+** which is the transaction's stamp. */
+static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  if( sqlite3_value_type(argv[0])==SQLITE_INTEGER
+   && sqlite3_value_int64(argv[0])==LOG_STAMP_ARGUMENT ){
+    logStamp(ctx, (Connection*)sqlite3_user_data(ctx));
   }else{
-    if( rc==SQLITE_OK ) rc = sqlite3_exec(db, zStampTrigger, 0, 0, &zErr);
-    if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, 1);
+    sqlite3_result_text(ctx, sqlite3_compileoption_get(sqlite3_value_int(argv[0])), -1, SQLITE_STATIC);
   }
-  sqlite3_free(zExists);
-  sqlite3_free(zErr);
+}
+
+/* 1 when the transaction committing on p wrote log rows. */
+int sqlitetriggers_log_is_stamped(Connection *p){
+  return p->logTransactionId!=0 && p->logTransaction==sqlitetriggers_callback_transaction(p);
+}
+
+static void logStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_int(ctx, 1);
 }
 
 int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
@@ -816,12 +847,18 @@ int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
     { "sqlitetriggers_log_uninstall", 1, logUninstallFunc },
     { "sqlitetriggers_log_check", 0, logCheckFunc },
     { "sqlitetriggers_log_stamp", 0, logStampFunc },
-    { "sqlitetriggers_log_transaction", 1, logTransactionFunc },
   };
   int rc = SQLITE_OK, i;
   for(i=0; rc==SQLITE_OK && i<(int)(sizeof(aFunc)/sizeof(aFunc[0])); i++){
     rc = sqlitetriggers_connection_create_function(db, aFunc[i].zName, aFunc[i].nArg,
                                                    SQLITE_DIRECTONLY, p, aFunc[i].xFunc);
+  }
+  /* Not direct-only: the log's triggers in the file call it.  Innocuous:
+  ** it only reads the stamp (TRANSACTIONS), so that it also runs where
+  ** PRAGMA trusted_schema is OFF, as SQLite's own does. */
+  if( rc==SQLITE_OK && hasCompileOptionFunctions() ){
+    rc = sqlitetriggers_connection_create_function(db, "sqlite_compileoption_get", 1,
+                                                   SQLITE_INNOCUOUS, p, compileOptionOrStampFunc);
   }
   return rc;
 }

@@ -120,6 +120,7 @@ struct Connection {
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the id its log rows carry */
+  char *zWakeupName;          /* log_wakeup.c: the name posted, or NULL */
   Connection *pNext;          /* registry of live connections */
 };
 
@@ -134,6 +135,12 @@ int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, in
 int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD);
 /* Sets the function's error "FUNC: MESSAGE", or out of memory. */
 void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg);
+
+/* durable_log.c */
+int sqlitetriggers_log_is_stamped(Connection *p);
+
+/* log_wakeup.c */
+void sqlitetriggers_wakeup_post_commit(Connection *p);
 
 /* time.c */
 int sqlitetriggers_format_jd(sqlite3_int64 iJD, char *zOut);

@@ -139,6 +139,12 @@ for sdk in "${sdks[@]}"; do
       "$nm" -m "$objdir/app" | grep preupdate_hook
       fail "$name: sqlite3_preupdate_hook is a weak import"
     fi
+    # The durable log's wake-ups (ext/log_wakeup.c) through libnotify.
+    if [ "$("$nm" -m "$objdir/app" | grep -cE '_notify_(post|register_file_descriptor|cancel) \(from libSystem\)')" = 3 ]; then
+      pass "$name: the wake-ups link libnotify from libSystem"
+    else
+      fail "$name: the wake-ups link libnotify from libSystem"
+    fi
   done
 done
 finish

@@ -46,9 +46,12 @@ int exec(sqlite3 *db, const char *zSql){
 }
 
 int main(void){
+  /* Tests/versions/run.sh checks that the SQLite it meant is the one run. */
+  printf("     SQLite %s\n", sqlite3_libversion());
   runExtensionTests();
   runCallbackTests();
   runCaptureTests();
+  runWakeupTests();
   printf("c: %d passed, %d failed\n", nPassed, nFailed);
   return nFailed ? 1 : 0;
 }

@@ -11,4 +11,5 @@ int exec(sqlite3 *db, const char *zSql);   /* sqlite3_exec, no callback */
 void runExtensionTests(void);
 void runCallbackTests(void);
 void runCaptureTests(void);
+void runWakeupTests(void);
 #endif

@@ -143,7 +143,6 @@ def extension_writer(path, seed, count, recursive, ext):
     (getattr(db, "load_extension", None) or db.loadextension)(ext)
     db.execute("PRAGMA foreign_keys = ON")
     db.execute(f"PRAGMA recursive_triggers = {'ON' if recursive else 'OFF'}")
-    db.execute("SELECT sqlitetriggers_log_stamp()")
     version = (getattr(apsw, "sqlite_lib_version", None) or apsw.sqlitelibversion)()
     print(f"apsw writer on SQLite {version}", file=sys.stderr)
     end = "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'"

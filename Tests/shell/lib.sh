@@ -18,16 +18,29 @@ fail() {
   printf '  expected: %s\n  actual:   %s\n' "$2" "$3" | head -n 20
 }
 
+# Shells since SQLite 3.44 print "Error near line N: MESSAGE" where older
+# ones print "Runtime error near line N: MESSAGE (CODE)"; with
+# NORMALIZE_SHELL_ERRORS set (Tests/versions/run.sh), both sides of a
+# comparison are read in the newer form.
+normalized() {
+  if [ -n "${NORMALIZE_SHELL_ERRORS:-}" ]; then
+    printf '%s' "$1" | sed -E -e 's/^Runtime error near line ([0-9]+): (.*) \([0-9]+\)$/Error near line \1: \2/' \
+      -e 's/^Runtime error near line /Error near line /'
+  else
+    printf '%s' "$1"
+  fi
+}
+
 # check NAME SQL EXPECTED [DB]
 check() {
   local actual
   actual=$(sql "$2" "${4:-:memory:}")
-  if [ "$actual" == "$3" ]; then pass "$1"; else fail "$1" "$3" "$actual"; fi
+  if [ "$(normalized "$actual")" == "$(normalized "$3")" ]; then pass "$1"; else fail "$1" "$3" "$actual"; fi
 }
 
 # check_same NAME ACTUAL EXPECTED: compare two outputs already computed.
 check_same() {
-  if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "$3" "$2"; fi
+  if [ "$(normalized "$2")" == "$(normalized "$3")" ]; then pass "$1"; else fail "$1" "$3" "$2"; fi
 }
 
 # A fresh scratch database path, removed when the run ends.

@@ -248,22 +248,42 @@ check "the log's functions are direct-only: a trigger or view in a file cannot c
 CREATE TABLE t(id INTEGER PRIMARY KEY);
 CREATE TRIGGER planted AFTER INSERT ON t BEGIN SELECT sqlitetriggers_log_install('lists'); END;
 INSERT INTO t DEFAULT VALUES;
-CREATE VIEW pv AS SELECT sqlitetriggers_log_transaction(1);
+CREATE VIEW pv AS SELECT sqlitetriggers_log_uninstall('lists');
 SELECT * FROM pv;" \
   "Parse error near line 5: unsafe use of sqlitetriggers_log_install()
-Parse error near line 7: unsafe use of sqlitetriggers_log_transaction()"
+Parse error near line 7: unsafe use of sqlitetriggers_log_uninstall()"
 
-check "stamp() needs a log; a stamped connection's transactions share the first row's id" \
+check "a connection with the extension stamps its transactions, with no call; a savepoint rolled back keeps the ids" \
   "$LISTS
 SELECT sqlitetriggers_log_stamp();
 SELECT sqlitetriggers_log_install('lists');
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
 BEGIN; INSERT INTO lists(title) VALUES ('a'); SAVEPOINT s; INSERT INTO lists(title) VALUES ('x'); ROLLBACK TO s; INSERT INTO lists(title) VALUES ('b'); COMMIT;
 INSERT INTO lists(title) VALUES ('c');
-SELECT group_concat(id || ':' || tx, ' ') FROM sqlitetriggers_log;" \
-  "Runtime error near line 3: sqlitetriggers_log_stamp: this database has no log yet: call sqlitetriggers_log_install(TABLE) first
+BEGIN; INSERT INTO lists(title) VALUES ('d'); ROLLBACK;
+INSERT INTO lists(title) VALUES ('e'), ('f');
+SELECT group_concat(id || ':' || tx, ' ') FROM sqlitetriggers_log;
+SELECT sqlite_compileoption_get(0) = (SELECT compile_options FROM pragma_compile_options LIMIT 1);" \
+  "1
 1
-1:1 2:1 3:3"
+1:1 2:1 3:3 4:4 5:4
+1"
+
+# Every connection with the extension stamps, whichever process installed
+# the log; a writer without the extension leaves tx NULL.  A file that
+# calls the stamp itself (a CHECK here) reads the same stamp: it cannot
+# merge two transactions.
+db=$(scratch_db)
+sql "$LISTS SELECT sqlitetriggers_log_install('lists');" "$db" >/dev/null
+plain "CREATE TABLE c(id INTEGER PRIMARY KEY, x CHECK (sqlite_compileoption_get(-7316) IS NOT 0));" "$db"
+sql "BEGIN; INSERT INTO lists(title) VALUES ('a'); INSERT INTO c(x) VALUES (1); UPDATE lists SET title = 'b'; COMMIT;
+INSERT INTO c(x) VALUES (2);
+INSERT INTO lists(title) VALUES ('c');" "$db" >/dev/null
+plain "INSERT INTO lists(title) VALUES ('d'), ('e');" "$db"
+sql "INSERT INTO lists(title) VALUES ('f');" "$db" >/dev/null
+check_same "every process with the extension stamps, a writer without it leaves tx NULL" \
+  "$(plain "SELECT group_concat(id || ':' || ifnull(tx, 'null'), ' ') FROM sqlitetriggers_log;" "$db")" \
+  "1:1 2:1 3:3 4:null 5:null 6:6"
 
 # Durability: VACUUM, journal modes, backups and checkpoints keep the log.
 db=$(scratch_db)

@@ -191,6 +191,34 @@ SQLITETRIGGERS_API int sqlitetriggers_undelivered_count(sqlite3 *db);
 SQLITETRIGGERS_API int sqlitetriggers_set_callback_log_capacity(sqlite3 *db,
                                                                 int nCapacity);
 
+/*
+** Wake-ups for readers of the durable log (ext/log_wakeup.c): a source
+** that becomes ready when a process may have committed to the database
+** file zDbPath (Linux: inotify on the file and its -wal and -journal;
+** Apple platforms: the libnotify name that every connection with this
+** extension posts after a transaction that wrote to the log commits).
+** Open fails with SQLITE_CANTOPEN when the file does not exist, and with
+** SQLITE_NOTFOUND on platforms that have neither mechanism.
+**
+** sqlitetriggers_wakeup_fd() polls readable when the source has woken;
+** sqlitetriggers_wakeup_drain() empties it, returning 1 when a commit may
+** have happened since the last drain; sqlitetriggers_wakeup_wait() polls
+** and drains: 1 woken, 0 after nTimeoutMs milliseconds (negative: no
+** limit), -1 on error.  A source is used by one thread at a time.
+** sqlitetriggers_wakeup_name() writes the libnotify name of a file (at
+** least 44 bytes), the same in every process: it is derived from the
+** resolved path.
+*/
+typedef struct sqlitetriggers_wakeup sqlitetriggers_wakeup;
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_open(const char *zDbPath,
+                                                  sqlitetriggers_wakeup **ppWakeup);
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_fd(const sqlitetriggers_wakeup *pWakeup);
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *pWakeup);
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_wait(sqlitetriggers_wakeup *pWakeup,
+                                                  int nTimeoutMs);
+SQLITETRIGGERS_API void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *pWakeup);
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_name(const char *zDbPath, char *zOut, int nOut);
+
 /* The loadable-extension entry point, found by `.load libsqlitetriggers`. */
 struct sqlite3_api_routines;
 SQLITETRIGGERS_API int sqlite3_sqlitetriggers_init(

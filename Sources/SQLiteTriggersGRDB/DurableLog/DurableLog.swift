@@ -123,8 +123,9 @@ extension Database {
     /// Installs (or installs again, after a migration changed the table)
     /// the durable change log of each table: plain SQL triggers in the
     /// file, which every process writing it runs, with or without
-    /// SQLiteTriggers. This connection stamps its changes with their
-    /// transaction. All or nothing, in this transaction.
+    /// SQLiteTriggers. Every connection with SQLiteTriggers, in any
+    /// process, stamps its changes with their transaction; writers without
+    /// it leave them ungrouped. All or nothing, in this transaction.
     ///
     /// ```swift
     /// try dbQueue.write { db in try db.installDurableLog(for: ["reminders"]) }
@@ -135,17 +136,10 @@ extension Database {
         }
     }
 
-    /// Makes this connection stamp its changes with their transaction, as
-    /// `installDurableLog(for:)` does; for writers that did not install.
-    ///
-    /// ```swift
-    /// var config = Configuration()
-    /// config.prepareDatabase { db in try db.installSQLiteTriggers(); try db.stampDurableLogTransactions() }
-    /// ```
-    public func stampDurableLogTransactions() throws {
-        guard try hasDurableLog() else { return }
-        try execute(sql: "SELECT sqlitetriggers_log_stamp()")
-    }
+    /// Does nothing: every connection with SQLiteTriggers stamps its
+    /// changes with their transaction.
+    @available(*, deprecated, message: "every connection with SQLiteTriggers stamps its transactions; remove the call")
+    public func stampDurableLogTransactions() throws {}
 
     /// Makes the consumer `name` when it does not exist yet, at the end of
     /// the log: it sees the changes committed from now on. Returns true

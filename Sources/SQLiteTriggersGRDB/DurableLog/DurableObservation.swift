@@ -1,5 +1,6 @@
 import GRDB
 import Foundation
+import SQLiteTriggers
 
 extension DatabaseWriter {
     /// Delivers the durable log's committed changes of a record's table to
@@ -131,14 +132,12 @@ extension DatabaseWriter {
 
 /// A running durable observation: cancel it, or drop it, to stop.
 ///
-/// On Apple platforms, a commit of this process that the log recorded
-/// posts the Darwin notification named
-/// `DurableObservation.notificationName(forDatabaseAt:)`, and observations
-/// of the same file in other processes wake up at once (a notification
-/// carries no payload, so the name says which database; the poster's own
-/// observations ignore it, since they already woke at the commit).
-/// Elsewhere, and for writers without SQLiteTriggers, the poll finds the
-/// changes.
+/// It wakes at once when another process commits to the file: on Linux
+/// any writer's commit (inotify on the file), on Apple platforms a commit
+/// to the log by any connection with SQLiteTriggers, which posts the
+/// notification named ``notificationName(forDatabaseAt:)`` through
+/// libnotify, in every process. Writers without SQLiteTriggers on Apple
+/// platforms post nothing: the poll finds their changes.
 public final class DurableObservation: DatabaseCancellable, Sendable {
     private let wakeups: DurableWakeups
     private let task: Task<Void, Never>
@@ -158,19 +157,16 @@ public final class DurableObservation: DatabaseCancellable, Sendable {
         wakeups.stop()
     }
 
-    /// The Darwin notification name for a database file: one per file
-    /// path, so that only observers of that file wake.
+    /// The Darwin (libnotify) notification name for a database file: one
+    /// per file, the same in every process whatever path reaches it (the
+    /// path is resolved, symlinks included); nil when the file does not
+    /// exist.
     ///
     /// ```swift
-    /// let name = DurableObservation.notificationName(forDatabaseAt: "/tmp/db.sqlite")
+    /// let name = DurableObservation.notificationName(forDatabaseAt: "/tmp")
     /// ```
-    public static func notificationName(forDatabaseAt path: String) -> String {
-        // FNV-1a of the standardized path: stable across processes.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in URL(fileURLWithPath: path).standardizedFileURL.path.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        return "sqlitetriggers.durable-log." + String(hash, radix: 16)
+    public static func notificationName(forDatabaseAt path: String) -> String? {
+        DatabaseFileWakeups.notificationName(forDatabaseAt: path)
     }
 }
 
@@ -252,16 +248,17 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
 
 // MARK: - Wake-ups
 
-/// What wakes a durable reader: this writer's commits to the log, a timer,
-/// `wake()`, and on Apple platforms other processes' Darwin notifications.
+/// What wakes a durable reader: this writer's commits to the log, other
+/// processes' commits to the file (``DatabaseFileWakeups``: inotify on
+/// Linux, libnotify on Apple platforms), `wake()`, and a timer, which
+/// finds what nothing announced (on Apple platforms, the commits of
+/// writers without SQLiteTriggers, which post nothing).
 final class DurableWakeups: Sendable {
     let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let timer: Task<Void, Never>
     private let commits: DatabaseCancellable
-    #if canImport(Darwin)
-    private let darwin: DarwinNotifications?
-    #endif
+    private let otherProcesses: DatabaseFileWakeups?
 
     init(writer: any DatabaseWriter, pollInterval: TimeInterval) {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -275,22 +272,11 @@ final class DurableWakeups: Sendable {
                 continuation.yield()
             }
         }
-        #if canImport(Darwin)
-        let darwin = DarwinNotifications(name: DurableObservation.notificationName(forDatabaseAt: writer.path)) {
-            continuation.yield()
-        }
-        self.darwin = darwin
-        #endif
+        otherProcesses = DatabaseFileWakeups(path: writer.path) { continuation.yield() }
         // Its one failure, at start (the log's table missing, or the schema
         // unreadable), fails the reader's next read too, which reports it.
         commits = DatabaseRegionObservation(tracking: Table("sqlitetriggers_log")).start(
-            in: writer, onError: { _ in },
-            onChange: { _ in
-                continuation.yield()
-                #if canImport(Darwin)
-                darwin?.post()
-                #endif
-            })
+            in: writer, onError: { _ in }, onChange: { _ in continuation.yield() })
     }
 
     deinit { stop() }
@@ -306,54 +292,7 @@ final class DurableWakeups: Sendable {
     func stop() {
         timer.cancel()
         commits.cancel()
+        otherProcesses?.cancel()
         continuation.finish()
     }
 }
-
-#if canImport(Darwin)
-// Could not be built or run here (Linux): written against the documented
-// CFNotificationCenter Darwin center API, as GRDB's users do by hand.
-import CoreFoundation
-
-/// Posts and observes one Darwin notification name. Darwin notifications
-/// carry no payload and reach every process, the poster included: the
-/// poster skips the one it just posted (its own observation already woke
-/// at the commit).
-final class DarwinNotifications: @unchecked Sendable {
-    private let name: CFNotificationName
-    private let onNotification: @Sendable () -> Void
-    private let lock = NSLock()
-    private var ownPosts = 0
-
-    init?(name: String, onNotification: @escaping @Sendable () -> Void) {
-        self.name = CFNotificationName(name as CFString)
-        self.onNotification = onNotification
-        guard let center = CFNotificationCenterGetDarwinNotifyCenter() else { return nil }
-        CFNotificationCenterAddObserver(center, Unmanaged.passUnretained(self).toOpaque(), { _, observer, _, _, _ in
-            guard let observer else { return }
-            Unmanaged<DarwinNotifications>.fromOpaque(observer).takeUnretainedValue().received()
-        }, name as CFString, nil, .deliverImmediately)
-    }
-
-    deinit {
-        if let center = CFNotificationCenterGetDarwinNotifyCenter() {
-            CFNotificationCenterRemoveEveryObserver(center, Unmanaged.passUnretained(self).toOpaque())
-        }
-    }
-
-    func post() {
-        lock.lock()
-        ownPosts += 1
-        lock.unlock()
-        CFNotificationCenterPostNotification(CFNotificationCenterGetDarwinNotifyCenter(), name, nil, nil, true)
-    }
-
-    private func received() {
-        lock.lock()
-        let isOwn = ownPosts > 0
-        if isOwn { ownPosts -= 1 }
-        lock.unlock()
-        if !isOwn { onNotification() }
-    }
-}
-#endif

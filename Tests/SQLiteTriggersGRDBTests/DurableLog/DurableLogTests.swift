@@ -288,10 +288,53 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         } throws: { error in "\(error)".contains("unsafe use of sqlitetriggers_log_install()") }
     }
 
-    @Test func darwinNotificationNamesAreOnePerFile() {
-        let name = DurableObservation.notificationName(forDatabaseAt: "/tmp/a/../db.sqlite")
-        #expect(name == DurableObservation.notificationName(forDatabaseAt: "/tmp/db.sqlite"))
-        #expect(name != DurableObservation.notificationName(forDatabaseAt: "/tmp/other.sqlite"))
-        #expect(name.hasPrefix("sqlitetriggers.durable-log."))
+    @Test func notificationNamesAreOnePerFileWhateverPathReachesIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("names-\(UUID().uuidString)")
+        let link = folder.path + "-link"
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: folder.path)
+        defer {
+            try? FileManager.default.removeItem(atPath: link)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        for file in ["db.sqlite", "other.sqlite"] {
+            FileManager.default.createFile(atPath: folder.appendingPathComponent(file).path, contents: Data())
+        }
+        let name = DurableObservation.notificationName(forDatabaseAt: folder.path + "/db.sqlite")
+        #expect(name?.hasPrefix("sqlitetriggers.durable-log.") == true)
+        #expect(name == DurableObservation.notificationName(forDatabaseAt: link + "/./db.sqlite"))
+        #expect(name != DurableObservation.notificationName(forDatabaseAt: folder.path + "/other.sqlite"))
+        #expect(DurableObservation.notificationName(forDatabaseAt: folder.path + "/missing.sqlite") == nil)
+    }
+
+    /// Another process commits (the sqlite3 shell, without the extension;
+    /// then with it): the observation wakes at once, long before its poll.
+    @Test func anotherProcessesCommitWakesAnObservationBeforeItsPoll() async throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        let seen = Locked([String]())
+        let observation = try pool.observeDurableChanges(to: DurableNote.self, consumer: "wake",
+                                                         pollInterval: 3600) { _, batch in
+            seen.mutate { $0 += batch.changes.compactMap { $0.record?.title } }
+        }
+        defer { observation.cancel() }
+        try await Task.sleep(nanoseconds: 200_000_000)      // the first look, at the start, is done
+        let shell = ProcessInfo.processInfo.environment["SQLITE3"] ?? "sqlite3"
+        let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../build/libsqlitetriggers").standardizedFileURL.path
+        for (title, preamble) in [("from the shell", ""), ("from the shell with the extension", ".load \(library)\n")] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [shell, "-batch", pool.path]
+            let input = Pipe()
+            process.standardInput = input
+            try process.run()
+            input.fileHandleForWriting.write(Data("\(preamble).timeout 10000\nINSERT INTO notes VALUES ('\(title)', '\(title)');\n".utf8))
+            try input.fileHandleForWriting.close()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let woke = try await eventually { seen.value.contains(title) }
+            #expect(woke, "an observation polling every hour saw \(title) at once")
+        }
     }
 }

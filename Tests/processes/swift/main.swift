@@ -45,7 +45,6 @@ let tables: [(name: String, key: [String], columns: [String])] = [
 
 switch arguments[1] {
 case "writer":
-    try pool.writeWithoutTransaction { db in try db.stampDurableLogTransactions() }
     var ranges: [[Int64]] = []
     while let line = readLine() {
         guard let statements = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String] else { continue }

@@ -1,0 +1,154 @@
+/*
+** The durable log's wake-ups (ext/log_wakeup.c), across real processes:
+** a child process commits, and the parent's source wakes.  Linux only:
+** the Apple build of the same file is compiled and linked by
+** Tests/apple/check.sh, never run here.
+*/
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+
+/* A scratch folder and the database path in it. */
+static void scratchDatabase(char *zDir, char *zDb){
+  strcpy(zDir, "/tmp/sqlitetriggers-wakeup-XXXXXX");
+  if( mkdtemp(zDir)==0 ){ perror("mkdtemp"); exit(2); }
+  snprintf(zDb, 512, "%s/app.sqlite", zDir);
+}
+
+/* Runs zSql on zDb in a child process, with the extension or without,
+** and waits for it to exit. */
+static void commitInChild(const char *zDb, const char *zSql, int withExtension){
+  pid_t pid = fork();
+  if( pid==0 ){
+    sqlite3 *db = 0;
+    int rc = sqlite3_open(zDb, &db);
+    if( rc==SQLITE_OK && withExtension ) rc = sqlitetriggers_register(db);
+    if( rc==SQLITE_OK ) rc = sqlite3_exec(db, zSql, 0, 0, 0);
+    sqlite3_close(db);
+    _exit(rc==SQLITE_OK ? 0 : 1);
+  }
+  if( pid>0 ){
+    int status = 0;
+    waitpid(pid, &status, 0);
+    expect(WIFEXITED(status) && WEXITSTATUS(status)==0, "the child process committed");
+  }
+}
+
+static void testWakeupOnCommitsOfOtherProcesses(void){
+  char zDir[64], zDb[512], zLink[600], zOther[600], zName1[64], zName2[64];
+  sqlitetriggers_wakeup *pWakeup = 0;
+  sqlite3 *db = 0;
+  FILE *pOther;
+  int mode;
+
+  scratchDatabase(zDir, zDb);
+  expect(sqlitetriggers_wakeup_open(zDb, &pWakeup)==SQLITE_CANTOPEN && pWakeup==0,
+         "wakeup_open: a file that does not exist is SQLITE_CANTOPEN");
+  sqlite3_open(zDb, &db);
+  sqlitetriggers_register(db);
+  exec(db, "CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);"
+           "SELECT sqlitetriggers_log_install('lists');");
+  sqlite3_close(db);
+
+  /* The name is the same through a symlinked folder. */
+  snprintf(zLink, sizeof(zLink), "%s-link", zDir);
+  expect(symlink(zDir, zLink)==0, "a symlink to the folder");
+  snprintf(zLink + strlen(zLink), sizeof(zLink) - strlen(zLink), "/app.sqlite");
+  expect(sqlitetriggers_wakeup_name(zDb, zName1, sizeof(zName1))==SQLITE_OK
+      && sqlitetriggers_wakeup_name(zLink, zName2, sizeof(zName2))==SQLITE_OK
+      && strcmp(zName1, zName2)==0
+      && strncmp(zName1, "sqlitetriggers.durable-log.", 27)==0,
+         "wakeup_name: one name for a file, whatever path reaches it");
+  expect(sqlitetriggers_wakeup_name(zDb, zName1, 8)==SQLITE_MISUSE, "wakeup_name: a short buffer is SQLITE_MISUSE");
+
+  expect(sqlitetriggers_wakeup_open(zLink, &pWakeup)==SQLITE_OK && pWakeup!=0
+      && sqlitetriggers_wakeup_fd(pWakeup)>=0, "wakeup_open through the symlink");
+  expect(sqlitetriggers_wakeup_wait(pWakeup, 50)==0, "no commit: the wait times out");
+
+  /* Another file of the folder is not a commit. */
+  snprintf(zOther, sizeof(zOther), "%s/notes.txt", zDir);
+  pOther = fopen(zOther, "w");
+  if( pOther ){ fputs("x", pOther); fclose(pOther); }
+  expect(sqlitetriggers_wakeup_wait(pWakeup, 50)==0, "a write to another file of the folder wakes nothing");
+
+  for(mode=0; mode<2; mode++){
+    const char *zJournal = mode ? "PRAGMA journal_mode=WAL;" : "PRAGMA journal_mode=DELETE;";
+    char zSql[200];
+    commitInChild(zDb, zJournal, 0);
+    sqlitetriggers_wakeup_drain(pWakeup);
+    snprintf(zSql, sizeof(zSql), "INSERT INTO lists(title) VALUES ('from a child with the extension')");
+    commitInChild(zDb, zSql, 1);
+    expect(sqlitetriggers_wakeup_wait(pWakeup, 2000)==1,
+           mode ? "WAL: a commit of another process with the extension wakes the source"
+                : "rollback journal: a commit of another process with the extension wakes the source");
+    sqlitetriggers_wakeup_drain(pWakeup);
+    expect(sqlitetriggers_wakeup_wait(pWakeup, 50)==0, "drained: the next wait times out");
+    commitInChild(zDb, "INSERT INTO lists(title) VALUES ('from a child without it')", 0);
+    expect(sqlitetriggers_wakeup_wait(pWakeup, 2000)==1,
+           mode ? "WAL: a commit of a writer without the extension wakes the source too"
+                : "rollback journal: a commit of a writer without the extension wakes the source too");
+  }
+  sqlitetriggers_wakeup_close(pWakeup);
+  sqlitetriggers_wakeup_close(0);
+  expect(sqlitetriggers_wakeup_wait(0, 0)==-1, "wakeup_wait(NULL) is -1");
+
+  unlink(zLink);
+  zLink[strlen(zLink) - strlen("/app.sqlite")] = 0;
+  unlink(zLink);
+  {
+    char zCmd[600];
+    snprintf(zCmd, sizeof(zCmd), "rm -rf '%s'", zDir);
+    if( system(zCmd)!=0 ) fprintf(stderr, "could not remove %s\n", zDir);
+  }
+}
+
+/* The database file's modification time, in nanoseconds. */
+static long long fileTimeNs(const char *zPath){
+  struct stat st;
+  if( stat(zPath, &st)!=0 ) return -1;
+  return (long long)st.st_mtim.tv_sec*1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/* The post itself (the file's times touched after the commit): in WAL
+** mode a commit never writes the database file, so its time moves only by
+** the post.  Only a committed transaction that wrote log rows posts. */
+static void testOnlyCommitsToTheLogPost(void){
+  char zDir[64], zDb[512];
+  sqlite3 *db = 0;
+  long long t0;
+  scratchDatabase(zDir, zDb);
+  sqlite3_open(zDb, &db);
+  sqlitetriggers_register(db);
+  exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);"
+           "CREATE TABLE other(id INTEGER PRIMARY KEY); SELECT sqlitetriggers_log_install('lists');"
+           "PRAGMA wal_autocheckpoint=0; PRAGMA wal_checkpoint(TRUNCATE);");
+  t0 = fileTimeNs(zDb);
+  usleep(20000);
+  exec(db, "BEGIN; INSERT INTO lists(title) VALUES ('a'); ROLLBACK;");
+  exec(db, "INSERT INTO other DEFAULT VALUES; SELECT count(*) FROM lists;");
+  expect(fileTimeNs(zDb)==t0, "a rollback, a commit to an unlogged table and a read post nothing");
+  exec(db, "INSERT INTO lists(title) VALUES ('b')");
+  expect(fileTimeNs(zDb)>t0, "a commit that wrote log rows posts (touches the file)");
+  sqlite3_close(db);
+  {
+    char zCmd[600];
+    snprintf(zCmd, sizeof(zCmd), "rm -rf '%s'", zDir);
+    if( system(zCmd)!=0 ) fprintf(stderr, "could not remove %s\n", zDir);
+  }
+}
+
+void runWakeupTests(void){
+  testWakeupOnCommitsOfOtherProcesses();
+  testOnlyCommitsToTheLogPost();
+}
+
+#else
+void runWakeupTests(void){}
+#endif

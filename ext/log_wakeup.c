@@ -1,0 +1,270 @@
+/*
+** log_wakeup.c: waking the durable log's readers when another process
+** commits, instead of at their next poll.
+**
+** No SQL functions are defined here.  The API is in sqlitetriggers.h:
+**
+**   sqlitetriggers_wakeup_open(zDbPath, &pWakeup)
+**       A wake-up source for the database file zDbPath (which must exist).
+**   sqlitetriggers_wakeup_fd(pWakeup)
+**       A descriptor that polls readable when the source has woken: hand it
+**       to poll(), a run loop or a dispatch source.
+**   sqlitetriggers_wakeup_drain(pWakeup)
+**       Reads what woke the descriptor: 1 when a commit may have happened
+**       since the last drain, 0 when nothing did (the descriptor is empty
+**       again either way).
+**   sqlitetriggers_wakeup_wait(pWakeup, nTimeoutMs)
+**       poll() and drain in one call: 1 woken, 0 timed out, -1 error; a
+**       negative timeout waits for ever.
+**   sqlitetriggers_wakeup_close(pWakeup)
+**   sqlitetriggers_wakeup_name(zDbPath, zOut, nOut)
+**       The name the source listens to on Apple platforms.
+**
+** THE MECHANISMS
+**   Every file name is resolved first (realpath(): /var and /private/var,
+**   a symlinked folder), so every process of an app finds the same file and
+**   the same name.
+**
+**   Linux: inotify on the database's folder, for the file, its -wal and its
+**   -journal: any writer's commit writes one of them, with or without the
+**   extension.  The last write of a commit can come a few microseconds
+**   before other connections see it (the WAL index, in shared memory, is
+**   updated after the WAL's last frame and inotify cannot see it), so a
+**   connection with the extension also touches the file's times once its
+**   transaction has committed (IN_ATTRIB): the wake-up its readers get
+**   comes after the commit is visible.
+**
+**   Apple platforms: libnotify, which every process of the device shares.
+**   A connection with the extension posts the file's name after each
+**   transaction that wrote to the log commits; readers register a file
+**   descriptor for the name (no run loop, no main thread).  Notifications
+**   carry nothing and coalesce, which is all a wake-up needs: a reader
+**   that wakes reads the log and finds what is new, or nothing (its own
+**   posts wake it too, harmlessly).  Writers without the extension post
+**   nothing; readers find their changes at their poll.
+**
+**   Elsewhere: no source (SQLITE_NOTFOUND); readers poll.
+**
+** A connection's posting is in sqlitetriggers_wakeup_post_commit(), called
+** by the transaction's commit (callback_tables.c) when the transaction
+** stamped log rows (durable_log.c).
+*/
+#include "sqlitetriggers_internal.h"
+#include "include/sqlitetriggers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+# include <sys/inotify.h>
+#elif defined(__APPLE__)
+# include <notify.h>
+#endif
+
+struct sqlitetriggers_wakeup {
+  int fd;                     /* inotify, or libnotify's descriptor */
+#if defined(__linux__)
+  char *zBase;                /* the database file's name in its folder */
+#elif defined(__APPLE__)
+  int token;                  /* libnotify's registration */
+#endif
+};
+
+/* The notification name: a fixed prefix and FNV-1a of the resolved path,
+** so that it fits libnotify's names and says nothing of the path. */
+static void wakeupNameOfResolved(const char *zResolved, char *zOut, int nOut){
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const unsigned char *z;
+  for(z=(const unsigned char*)zResolved; *z; z++){
+    h = (h ^ *z) * 0x100000001b3ULL;
+  }
+  snprintf(zOut, (size_t)nOut, "sqlitetriggers.durable-log.%016llx", (unsigned long long)h);
+}
+
+int sqlitetriggers_wakeup_name(const char *zDbPath, char *zOut, int nOut){
+  char zResolved[PATH_MAX];
+  if( zDbPath==0 || zOut==0 || nOut<44 ) return SQLITE_MISUSE;
+  if( realpath(zDbPath, zResolved)==0 ) return SQLITE_CANTOPEN;
+  wakeupNameOfResolved(zResolved, zOut, nOut);
+  return SQLITE_OK;
+}
+
+#if defined(__linux__)
+
+int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWakeup){
+  char zResolved[PATH_MAX];
+  char *zSlash;
+  sqlitetriggers_wakeup *p;
+  if( ppWakeup==0 ) return SQLITE_MISUSE;
+  *ppWakeup = 0;
+  if( zDbPath==0 ) return SQLITE_MISUSE;
+  if( realpath(zDbPath, zResolved)==0 ) return SQLITE_CANTOPEN;
+  zSlash = strrchr(zResolved, '/');
+  if( zSlash==0 ) return SQLITE_CANTOPEN;
+  p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return SQLITE_NOMEM;
+  p->zBase = sqlite3_mprintf("%s", zSlash+1);
+  p->fd = inotify_init1(IN_NONBLOCK|IN_CLOEXEC);
+  if( p->zBase==0 || p->fd<0 ){
+    int rc = p->zBase==0 ? SQLITE_NOMEM : SQLITE_IOERR;
+    sqlitetriggers_wakeup_close(p);
+    return rc;
+  }
+  *zSlash = 0;
+  if( inotify_add_watch(p->fd, zSlash==zResolved ? "/" : zResolved,
+                        IN_MODIFY|IN_ATTRIB|IN_CLOSE_WRITE|IN_DELETE|IN_MOVED_TO|IN_CREATE)<0 ){
+    sqlitetriggers_wakeup_close(p);
+    return SQLITE_IOERR;
+  }
+  *ppWakeup = p;
+  return SQLITE_OK;
+}
+
+/* zName is the database file, or its -wal or -journal. */
+static int isDatabaseFile(const sqlitetriggers_wakeup *p, const char *zName){
+  size_t n = strlen(p->zBase);
+  if( strncmp(zName, p->zBase, n)!=0 ) return 0;
+  return zName[n]==0 || strcmp(zName+n, "-wal")==0 || strcmp(zName+n, "-journal")==0;
+}
+
+int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){
+  /* inotify's events are aligned for struct inotify_event. */
+  union { struct inotify_event ev; char a[4096]; } buf;
+  int isWoken = 0;
+  if( p==0 ) return 0;
+  for(;;){
+    ssize_t n = read(p->fd, buf.a, sizeof(buf.a));
+    ssize_t i = 0;
+    if( n<=0 ) break;         /* EAGAIN: drained */
+    while( i+(ssize_t)sizeof(struct inotify_event)<=n ){
+      const struct inotify_event *pEv = (const struct inotify_event*)(buf.a+i);
+      if( (pEv->mask & IN_Q_OVERFLOW) || (pEv->len>0 && isDatabaseFile(p, pEv->name)) ){
+        isWoken = 1;
+      }
+      i += (ssize_t)sizeof(struct inotify_event) + pEv->len;
+    }
+  }
+  return isWoken;
+}
+
+void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
+  if( p==0 ) return;
+  if( p->fd>=0 ) close(p->fd);
+  sqlite3_free(p->zBase);
+  sqlite3_free(p);
+}
+
+#elif defined(__APPLE__)
+
+int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWakeup){
+  char zName[64];
+  sqlitetriggers_wakeup *p;
+  int rc;
+  if( ppWakeup==0 ) return SQLITE_MISUSE;
+  *ppWakeup = 0;
+  rc = sqlitetriggers_wakeup_name(zDbPath, zName, (int)sizeof(zName));
+  if( rc!=SQLITE_OK ) return rc;
+  p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return SQLITE_NOMEM;
+  p->fd = -1;
+  if( notify_register_file_descriptor(zName, &p->fd, 0, &p->token)!=NOTIFY_STATUS_OK ){
+    sqlite3_free(p);
+    return SQLITE_IOERR;
+  }
+  /* Non-blocking, so that drain stops when the descriptor is empty. */
+  fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) | O_NONBLOCK);
+  *ppWakeup = p;
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){
+  int aToken[64];
+  int isWoken = 0;
+  if( p==0 ) return 0;
+  /* Each notification writes the registration's token, 4 bytes. */
+  while( read(p->fd, aToken, sizeof(aToken))>0 ) isWoken = 1;
+  return isWoken;
+}
+
+void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
+  if( p==0 ) return;
+  notify_cancel(p->token);    /* closes the descriptor too */
+  sqlite3_free(p);
+}
+
+#else
+
+int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWakeup){
+  (void)zDbPath;
+  if( ppWakeup ) *ppWakeup = 0;
+  return SQLITE_NOTFOUND;
+}
+int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){ (void)p; return 0; }
+void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){ (void)p; }
+
+#endif
+
+int sqlitetriggers_wakeup_fd(const sqlitetriggers_wakeup *p){
+#if defined(__linux__) || defined(__APPLE__)
+  return p ? p->fd : -1;
+#else
+  (void)p;
+  return -1;
+#endif
+}
+
+static sqlite3_int64 monotonicMs(void){
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (sqlite3_int64)t.tv_sec*1000 + t.tv_nsec/1000000;
+}
+
+int sqlitetriggers_wakeup_wait(sqlitetriggers_wakeup *p, int nTimeoutMs){
+  sqlite3_int64 iDeadline = monotonicMs() + (nTimeoutMs<0 ? 0 : nTimeoutMs);
+  struct pollfd pfd;
+  int rc;
+  if( p==0 || sqlitetriggers_wakeup_fd(p)<0 ) return -1;
+  if( sqlitetriggers_wakeup_drain(p) ) return 1;   /* already woken */
+  for(;;){
+    sqlite3_int64 iLeft = nTimeoutMs<0 ? -1 : iDeadline - monotonicMs();
+    if( nTimeoutMs>=0 && iLeft<0 ) iLeft = 0;
+    pfd.fd = sqlitetriggers_wakeup_fd(p);
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    rc = poll(&pfd, 1, (int)iLeft);
+    if( rc<0 && errno==EINTR ) continue;
+    if( rc<=0 ) return rc<0 ? -1 : 0;
+    if( sqlitetriggers_wakeup_drain(p) ) return 1;
+    /* Another file of the folder changed: wait for the time left. */
+  }
+}
+
+/* ---- posting ------------------------------------------------------------ */
+
+/*
+** After a transaction that stamped log rows committed on p: wake the
+** log's readers in every process.  Best effort (a reader that misses it
+** polls), and never an error: the transaction has committed.
+*/
+void sqlitetriggers_wakeup_post_commit(Connection *p){
+  const char *zFile = sqlite3_db_filename(p->db, "main");
+  if( zFile==0 || zFile[0]==0 ) return;           /* in memory, or temporary */
+#if defined(__linux__)
+  utimensat(AT_FDCWD, zFile, 0, 0);
+#elif defined(__APPLE__)
+  if( p->zWakeupName==0 ){
+    char zName[64];
+    if( sqlitetriggers_wakeup_name(zFile, zName, (int)sizeof(zName))!=SQLITE_OK ) return;
+    p->zWakeupName = sqlite3_mprintf("%s", zName);
+    if( p->zWakeupName==0 ) return;
+  }
+  notify_post(p->zWakeupName);
+#endif
+}
