@@ -120,9 +120,11 @@ static void changeFeedFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zMode = 0;
-  char *zTable = feedArguments(ctx, zFunc, argc, argv, 1, &zMode);
+  char *zTable;
   char *zDrop, *zCreate = 0, *zErr = 0;
   int rc, install;
+  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return;
+  zTable = feedArguments(ctx, zFunc, argc, argv, 1, &zMode);
   if( zTable==0 ) return;
   install = strcmp(zMode, "off")!=0;
   zDrop = feedDropSql(zTable);

@@ -638,12 +638,14 @@ static const char *logTableArgument(sqlite3_context *ctx, const char *zFunc, sql
 static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_install";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *zTable = logTableArgument(ctx, zFunc, argv[0]);
+  const char *zTable;
   LogTable tab;
   char *zErr = 0;
   int rc, isOwn, iTable = 0, i;
   (void)argc;
   memset(&tab, 0, sizeof(tab));
+  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return;
+  zTable = logTableArgument(ctx, zFunc, argv[0]);
   if( zTable==0 ) return;
   rc = logBegin(db, &isOwn);
   if( rc==SQLITE_OK ) rc = logEnsureShared(db, &zErr);
@@ -691,10 +693,12 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_uninstall";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *zTable = logTableArgument(ctx, zFunc, argv[0]);
+  const char *zTable;
   char *zErr = 0, *zExists;
   int rc, isOwn, iTable = 0;
   (void)argc;
+  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return;
+  zTable = logTableArgument(ctx, zFunc, argv[0]);
   if( zTable==0 ) return;
   rc = logBegin(db, &isOwn);
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);

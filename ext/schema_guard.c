@@ -1,8 +1,11 @@
 /*
 ** schema_guard.c: keep database files away from the direct-only functions.
 **
-** swift_callback(), swift_callback_log_capacity(), sqlitetriggers_pin_clock()
-** and sqlitetriggers_seed_random() are registered SQLITE_DIRECTONLY, and
+** swift_callback(), swift_callback_log_capacity(), sqlitetriggers_pin_clock(),
+** sqlitetriggers_seed_random(), the change feed's installer and capture
+** (sqlitetriggers_change_feed(), sqlitetriggers_change_capture()) and the
+** durable log's (sqlitetriggers_log_install(), _uninstall()) change state
+** or deliver something.  They are registered SQLITE_DIRECTONLY, and
 ** SQLite refuses them in views, triggers, DEFAULTs, CHECKs and generated
 ** columns read from a file.  Index expressions and partial-index WHERE
 ** clauses escape that rule: when SQLite parses a schema before the function
@@ -36,9 +39,11 @@
 ** every transaction cost ten times the rest).
 **
 ** Calls are checked because a file ATTACHed after registration is read
-** later.  swift_callback() checks once per transaction, when it joins it
-** (ATTACH is impossible inside a transaction); the controls check on every
-** call.  The scan reads sqlite_schema with a LIKE prefilter, then tokenizes
+** later.  swift_callback() and the capture check once per transaction,
+** when they join it (ATTACH is impossible inside a transaction); the
+** controls and the installers check on every call.  The durable log's
+** stamp (sqlite_compileoption_get(-7316), durable_log.c) is not guarded:
+** the file's own triggers call it, and it only reads.  The scan reads sqlite_schema with a LIKE prefilter, then tokenizes
 ** each candidate as SQLite does, so names in string literals and comments
 ** are ignored and quoted names ("swift_callback"(...)) are caught.
 */
@@ -49,6 +54,9 @@
 static const char *const aGuardedName[] = {
   "swift_callback", "swift_callback_log_capacity",
   "sqlitetriggers_pin_clock", "sqlitetriggers_seed_random",
+  /* They install or drop triggers, or record a table's changes. */
+  "sqlitetriggers_change_feed", "sqlitetriggers_change_capture",
+  "sqlitetriggers_log_install", "sqlitetriggers_log_uninstall",
 };
 #define N_GUARDED_NAME (int)(sizeof(aGuardedName)/sizeof(aGuardedName[0]))
 

@@ -1,4 +1,5 @@
-# A database file must never reach swift_callback() or the test controls,
+# A database file must never reach swift_callback(), the test controls, or
+# the installers and capture of the change feeds and the durable log,
 # whatever its schema does and whatever the order of reading the schema,
 # attaching and loading.  Each hostile file is made with writable_schema,
 # as an attacker would; the function must not take effect, and the failure
@@ -32,21 +33,34 @@ TOUCH="INSERT INTO DB.t(a) VALUES (1);
 SELECT count(*) >= 0 FROM DB.t;
 SELECT count(*) >= 0 FROM DB.v;"
 
+# The connection's own tables: notes has a change feed and a durable log,
+# other has neither.
+OWN="CREATE TABLE notes(id INTEGER PRIMARY KEY, body); CREATE TABLE other(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_change_feed('notes') + sqlitetriggers_log_install('notes') = 4 AS installed;"
+
 # Whether a guarded function took effect, on this connection.
 EFFECTS="SELECT 'events logged: ' || count(*) FROM swift_callback_log;
 SELECT 'log capacity: ' || swift_callback_log_capacity();
 SELECT 'clock pinned: ' || (datetime_subsec() < '2010');
-SELECT 'seeded: ' || (uuid() = '5d2d08f0-a14e-4f5e-b06c-5cfe32938cfa');"
+SELECT 'seeded: ' || (uuid() = '5d2d08f0-a14e-4f5e-b06c-5cfe32938cfa');
+SELECT 'feed: ' || ifnull(sqlitetriggers_change_feed_mode('notes'), 'off');
+SELECT 'log triggers: ' || count(*) FROM main.sqlite_schema WHERE name GLOB 'sqlitetriggers_log_[0-9]*';"
 NO_EFFECTS="events logged: 0
 log capacity: 1000
 clock pinned: 0
-seeded: 0"
+seeded: 0
+feed: rows
+log triggers: 3"
 
 # The calls a file might make, one per guarded function.
 CALLS=("swift_callback('evil', COL)"
        "swift_callback_log_capacity(0 * COL)"
        "sqlitetriggers_pin_clock('2000-01-01', '+' || COL || ' seconds')"
-       "sqlitetriggers_seed_random(41 + COL)")
+       "sqlitetriggers_seed_random(41 + COL)"
+       "sqlitetriggers_change_feed('notes', 'off' || substr(COL, 1, 0))"
+       "sqlitetriggers_change_capture('notes', 'rows', 'insert' || substr(COL, 1, 0))"
+       "sqlitetriggers_log_install('other' || substr(COL, 1, 0))"
+       "sqlitetriggers_log_uninstall('notes' || substr(COL, 1, 0))")
 
 for kind in view trigger default check generated expression-index partial-index; do
   for call in "${CALLS[@]}"; do
@@ -65,12 +79,13 @@ for kind in view trigger default check generated expression-index partial-index;
       done
       # The file attached after loading: every call from it is refused, and
       # nothing takes effect.
-      out=$(sql "PRAGMA trusted_schema = $trusted;
+      out=$(sql "$OWN
+PRAGMA trusted_schema = $trusted;
 ATTACH '$db' AS h;
 ${TOUCH//DB/h}
 DETACH h;
 $EFFECTS")
-      tail=$(echo "$out" | tail -n 4)
+      tail=$(echo "$out" | tail -n 6)
       if [ "$tail" == "$NO_EFFECTS" ] &&
          { [[ $out == *"refused: "*" in database \"h\" calls $fn();"* ]] ||
            [[ $out == *"unsafe use of $fn()"* ]] ||
