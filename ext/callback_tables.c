@@ -320,6 +320,7 @@ static int pendingCommit(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 static int pendingRollback(sqlite3_vtab *pVtab){
+  sqlitetriggers_capture_rollback(((EventTable*)pVtab)->p);
   sqlitetriggers_transaction_end(sqlitetriggers_table_state(pVtab));
   return SQLITE_OK;
 }

@@ -55,11 +55,8 @@
 **     built without SQLITE_ENABLE_PREUPDATE_HOOK, or one linked statically
 **     into its host with hidden symbols, as apsw's wheels are): installing
 **     fails, naming the cause.
-**   - Another preupdate hook on the connection (a SQLite session, GRDB
-**     built with SQLITE_ENABLE_PREUPDATE_HOOK): a connection has one, and
-**     SQLite's interface cannot chain to a hook it did not set.  The next
-**     transaction that changes a captured table fails, and so does the
-**     COMMIT of one during which the hook was taken.
+**   - Another preupdate hook on the connection (a SQLite session, or GRDB
+**     built with SQLITE_ENABLE_PREUPDATE_HOOK): see HOOK OWNERSHIP.
 **   - A change that could not be recorded (out of memory), or a captured
 **     table renamed and written in the same transaction: the COMMIT fails.
 **     A capture missing one of its triggers (dropped by hand, or an
@@ -67,6 +64,23 @@
 **   - Generated columns in 'rows' mode (the hook does not see the values
 **     of VIRTUAL ones) and tables too wide for an event (126 arguments):
 **     installing fails, naming the remedy.
+**
+** HOOK OWNERSHIP
+**   A connection has one preupdate hook, and SQLite's interface gives back
+**   only the previous hook's context, never its function: a library that
+**   sets the hook where another's was cannot put it back.  So the capture
+**   sets the hook only to install it, at the first announced change of a
+**   transaction, and removes it when the transaction ends (xSync, or
+**   xRollback, of callback_tables.c's virtual table); it never probes it
+**   otherwise.  Its context is NULL (the hook finds its Connection from the
+**   sqlite3*): a SQLite session created while it is set chains the
+**   previous context as its next session, and would walk ours.  Between
+**   transactions the slot is empty, so a session or another hook set then
+**   is untouched until the capture's next transaction finds it there: that
+**   transaction fails, naming it.  A hook set during the transaction is
+**   found when the capture removes its own: the COMMIT fails.  Either way
+**   the other hook's context is left in place (a session can then be
+**   deleted safely), but its function cannot be, and the error says so.
 **
 ** WHAT IT FIXES UP
 **   A row stored before ALTER TABLE ... ADD COLUMN lacks the new column;
@@ -161,9 +175,16 @@ static int preupdateApiFind(PreupdateApi *pApi){
   "the extension into a SQLite that exports it, or link it with SQLITE_CORE"
 
 #define HOOK_TAKEN \
-  "another preupdate hook took this connection's (a SQLite session, or GRDB " \
-  "built with SQLITE_ENABLE_PREUPDATE_HOOK?): a connection has one, and " \
-  "change feeds need it; use them on a connection without the other hook"
+  "another preupdate hook took this connection's during the transaction (a SQLite " \
+  "session, or GRDB built with SQLITE_ENABLE_PREUPDATE_HOOK?), and stopped running " \
+  "when the capture took it back: a connection has one hook, and change feeds need " \
+  "it; use them on a connection without the other hook"
+
+#define HOOK_SET \
+  "another preupdate hook is set on this connection (a SQLite session, or GRDB " \
+  "built with SQLITE_ENABLE_PREUPDATE_HOOK?), and it stopped running when the " \
+  "capture found it (SQLite cannot give a hook back): a connection has one hook, " \
+  "and change feeds need it; use them on a connection without the other hook"
 
 /* ---- the captured tables ----------------------------------------------- */
 
@@ -189,8 +210,7 @@ struct CapturedTable {
 struct CaptureState {
   PreupdateApi api;
   int hasApi;
-  int isHooked;               /* our hook is set, with this Connection */
-  int isHookTaken;            /* another hook replaced ours */
+  int isHooked;               /* our hook is set, for this transaction */
   CapturedTable **aTable;
   int nTable;
 };
@@ -358,13 +378,16 @@ static int captureTableExists(sqlite3 *db, const char *zTable){
 static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
                         const char *zTable, sqlite3_int64 iKey1,
                         sqlite3_int64 iKey2){
-  Connection *p = (Connection*)pArg;
-  CaptureState *pCap = p->pCapture;
+  Connection *p;
+  CaptureState *pCap;
   CapturedTable *pTab;
   ArgView aView[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
   int n = 1, iKind = op==SQLITE_INSERT ? 0 : op==SQLITE_UPDATE ? 1 : 2, i;
   sqlite3_int64 iTransaction;
-  if( pCap==0 || pCap->nTable==0 || strcmp(zDb, "main")!=0 ) return;
+  (void)pArg;                 /* always NULL: see HOOK OWNERSHIP */
+  if( strcmp(zDb, "main")!=0 || (p = sqlitetriggers_connection_find(db))==0 ) return;
+  pCap = p->pCapture;
+  if( pCap==0 || pCap->nTable==0 || !pCap->isHooked ) return;
   if( !sqlitetriggers_callback_is_enlisted(p) ) return;   /* nothing announced */
   iTransaction = sqlitetriggers_callback_transaction(p);
   if( (pTab = capturedTableFind(pCap, zTable))==0 ){
@@ -398,39 +421,67 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
   }
 }
 
-/* Sets our hook; 0 if another had replaced it since we set it. */
-static int captureHookSet(Connection *p, CaptureState *pCap){
-  void *pPrevious = pCap->api.xHook(p->db, captureHook, p);
-  if( pCap->isHookTaken || (pPrevious!=0 && pPrevious!=(void*)p)
-   || (pCap->isHooked && pPrevious!=(void*)p) ){
-    pCap->isHookTaken = 1;
+/*
+** Installs the hook for this transaction (HOOK OWNERSHIP); 1, or 0 when
+** another library's hook is set, which is left in place (its context, at
+** least: SQLite never returns a hook's function, so it cannot be put back,
+** and it stops running) and named in the error.
+*/
+static int captureHookInstall(Connection *p, CaptureState *pCap){
+  void *pPrevious;
+  if( pCap->isHooked ) return 1;
+  pPrevious = pCap->api.xHook(p->db, captureHook, 0);
+  if( pPrevious!=0 ){
+    pCap->api.xHook(p->db, 0, pPrevious);
     return 0;
   }
   pCap->isHooked = 1;
   return 1;
 }
 
+/* Removes the hook at the end of a transaction; 1, or 0 when another
+** library's hook had replaced it during the transaction (whose context is
+** left in place, as above). */
+static int captureHookRemove(Connection *p, CaptureState *pCap){
+  void *pPrevious;
+  int i;
+  if( !pCap->isHooked ) return 1;
+  pCap->isHooked = 0;
+  /* The next announcement installs it again, even in this transaction. */
+  for(i=0; i<pCap->nTable; i++) pCap->aTable[i]->iCheckedTransaction = -1;
+  pPrevious = pCap->api.xHook(p->db, 0, 0);
+  if( pPrevious!=0 ){
+    pCap->api.xHook(p->db, 0, pPrevious);
+    return 0;
+  }
+  return 1;
+}
+
 void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld){
   CaptureState *pCap;
   if( pOld==0 || pOld->pCapture==0 || !pOld->pCapture->isHooked ) return;
+  /* The hook finds the newest registration (sqlitetriggers_connection_find). */
   pOld->pCapture->isHooked = 0;
   pCap = captureState(pNew);
   if( pCap==0 || !pCap->hasApi ){
     pOld->pCapture->api.xHook(pNew->db, 0, 0);
     return;
   }
-  pCap->api.xHook(pNew->db, captureHook, pNew);
   pCap->isHooked = 1;
 }
 
+/* xSync: the commit is refused when the hook was taken during the
+** transaction, since changes made after that went unseen. */
 int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
   CaptureState *pCap = p->pCapture;
-  if( pCap==0 || pCap->nTable==0 ) return SQLITE_OK;
-  if( pCap->isHooked && !captureHookSet(p, pCap) ){
-    *pzErr = sqlite3_mprintf("change capture: %s", HOOK_TAKEN);
-    return SQLITE_MISUSE;
-  }
-  return SQLITE_OK;
+  if( pCap==0 || captureHookRemove(p, pCap) ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("change capture: %s", HOOK_TAKEN);
+  return SQLITE_MISUSE;
+}
+
+/* xRollback: nothing to refuse; the hook goes. */
+void sqlitetriggers_capture_rollback(Connection *p){
+  if( p->pCapture ) captureHookRemove(p, p->pCapture);
 }
 
 /* ---- checking a table -------------------------------------------------- */
@@ -660,8 +711,8 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
         "that ran out of memory, or dropped by hand): install the feed again");
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK && !captureHookSet(p, pCap) ){
-    zErr = captureError(pTab->zTable, HOOK_TAKEN);
+  if( rc==SQLITE_OK && !captureHookInstall(p, pCap) ){
+    zErr = captureError(pTab->zTable, HOOK_SET);
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);

@@ -185,6 +185,7 @@ int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);
 
 /* change_capture.c */
 int sqlitetriggers_capture_sync(Connection *p, char **pzErr);
+void sqlitetriggers_capture_rollback(Connection *p);
 void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld);
 void sqlitetriggers_capture_unhook(Connection *p);
 void sqlitetriggers_capture_free(Connection *p);

@@ -539,6 +539,50 @@ static void testAnotherHookFailsLoudly(void){
   sqlite3_close(db);
 }
 
+/* A SQLite session before a feed's transaction, and after one: never a
+** crash (a session chains the hook's previous context as its next
+** session, and walks it), a loud failure while both want the hook, and
+** the session deleted safely.  Between transactions the hook is not set. */
+static void testSessionsBesideAFeed(void){
+  sqlite3 *db = openRegistered(0);
+  sqlite3_session *pSession = 0;
+  char zLog[128];
+  int nOther = 0;
+  exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
+           "SELECT sqlitetriggers_change_feed('t'); INSERT INTO t(v) VALUES ('a');");
+  expect(sqlite3_preupdate_hook(db, 0, 0)==0, "between transactions, no hook is set (not even ours)");
+
+  /* The feed first, then a session. */
+  expect(sqlite3session_create(db, "main", &pSession)==SQLITE_OK
+         && sqlite3session_attach(pSession, "t")==SQLITE_OK, "a session after the feed");
+  expect(exec(db, "INSERT INTO t(v) VALUES ('b')")!=SQLITE_OK
+         && strstr(sqlite3_errmsg(db), "another preupdate hook is set")!=0,
+         "a session set after the feed: the feed's next write fails, naming it");
+  sqlite3session_delete(pSession);
+  expect(exec(db, "INSERT INTO t(v) VALUES ('c')")==SQLITE_OK, "the session deleted, the feed writes again");
+  queryText(db, "SELECT group_concat(json_extract(args, '$[3]'), ',') FROM swift_callback_log", zLog);
+  expect(strcmp(zLog, "a,c")==0, "the feed captured every committed change, and no failed one");
+
+  /* A session first, then the feed's transaction. */
+  pSession = 0;
+  exec(db, "CREATE TABLE u(id INTEGER PRIMARY KEY)");
+  expect(sqlite3session_create(db, "main", &pSession)==SQLITE_OK
+         && sqlite3session_attach(pSession, "u")==SQLITE_OK, "a session between transactions");
+  exec(db, "INSERT INTO u VALUES (1)");
+  expect(sqlite3session_isempty(pSession)==0, "the session records writes the feed does not capture");
+  expect(exec(db, "UPDATE t SET v = 'C' WHERE v = 'c'")!=SQLITE_OK
+         && strstr(sqlite3_errmsg(db), "another preupdate hook is set")!=0,
+         "a session set before the feed's transaction: the write fails, naming it");
+  sqlite3session_delete(pSession);
+  expect(exec(db, "INSERT INTO t(v) VALUES ('d')")==SQLITE_OK, "the feed writes after the session is deleted");
+
+  /* Another library's hook found at install keeps its context. */
+  sqlite3_preupdate_hook(db, otherHook, &nOther);
+  expect(exec(db, "INSERT INTO t(v) VALUES ('e')")!=SQLITE_OK, "a hook found at install fails the write");
+  expect(sqlite3_preupdate_hook(db, 0, 0)==(void*)&nOther, "the other hook's context is left in place");
+  sqlite3_close(db);
+}
+
 static void testRegistrationAgainKeepsCapturing(void){
   sqlite3 *db = openRegistered(0);
   char zLog[128];
@@ -557,6 +601,7 @@ void runCaptureTests(void){
   const char *zCount = getenv("SQLITETRIGGERS_ORACLE_TRANSACTIONS");
   int nTransaction = zCount ? atoi(zCount) : 1500;
   testAnotherHookFailsLoudly();
+  testSessionsBesideAFeed();
   testRegistrationAgainKeepsCapturing();
   randomState = 20261124;
   runOracle(0, nTransaction);

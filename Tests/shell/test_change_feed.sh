@@ -407,3 +407,30 @@ SELECT args FROM swift_callback_log;" \
 [\"update\",1,1,\"\",\"héllo ✓\",1,1,\"a\\u0000b\",\"x\"]
 [\"delete\",1,1,\"a\\u0000b\",\"x\"]" "$db"
 done
+
+# A SQLite session beside a feed, in the shell, in both orders: never a
+# crash (the session walks the hook's previous context as its list), and a
+# loud failure of the feed's write while both want the hook.
+for order in feed-first session-first; do
+  if [ $order = feed-first ]; then
+    script="CREATE TABLE u(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_change_feed('u');
+.session open main s1
+.session s1 attach u"
+  else
+    script="CREATE TABLE u(id INTEGER PRIMARY KEY);
+.session open main s1
+.session s1 attach u
+SELECT sqlitetriggers_change_feed('u');"
+  fi
+  out=$(printf '.load %s\n%s\nINSERT INTO u VALUES (1);\n.session s1 close\nINSERT INTO u VALUES (2);\nSELECT group_concat(args) FROM swift_callback_log;\n' \
+        "$EXT" "$script" | "$SQLITE3" -batch :memory: 2>&1)
+  status=$?
+  if [ $status -lt 128 ] && [[ $out == *'another preupdate hook is set on this connection'* ]] &&
+     [[ $out == *'["insert",2,2]' ]]; then
+    pass "a session beside a feed ($order): no crash, a loud failure, then the feed captures again"
+  else
+    fail "a session beside a feed ($order): no crash, a loud failure, then the feed captures again" \
+      "exit below 128, 'another preupdate hook is set', then [\"insert\",2,2]" "exit $status: $out"
+  fi
+done
