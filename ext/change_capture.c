@@ -83,6 +83,12 @@
 **   deleted safely), but its function cannot be, and the error says so.
 **
 ** WHAT IT FIXES UP
+**   The hook gives values as the row stores them, before the column's
+**   affinity is applied: an integral REAL in a REAL column (stored as an
+**   integer) comes as an integer, so a REAL column's integer is made a
+**   REAL again (captureFixType).  Before SQLite 3.53 the old side of a
+**   WITHOUT ROWID table whose key is not its first column gets other
+**   columns' affinities: see captureReadMisreads.
 **   A row stored before ALTER TABLE ... ADD COLUMN lacks the new column;
 **   the hook reports its old value as NULL where SELECT reads the default.
 **   The old side gets the default (captureOldValue), in rowid tables.
@@ -201,6 +207,13 @@ struct CapturedTable {
   ** rows stored before ALTER TABLE ... ADD COLUMN: see captureOldValue. */
   sqlite3_value **apDefault;
   int nDefault;
+  /* Per column (see WHAT IT FIXES UP): its affinity, 'R' REAL, 'N' INTEGER
+  ** or NUMERIC, 'T' TEXT, 'B' none; and aOldMisread[i], 1 when this
+  ** SQLite's sqlite3_preupdate_old() applies REAL affinity to column i of
+  ** this WITHOUT ROWID table, which has none. */
+  char *aAffinity;
+  char *aOldMisread;
+  int nColumn;
   sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
   sqlite3_int64 iArmedTransaction;    /* of the counts below */
   int anArmed[3];             /* BEFORE INSERT, UPDATE, DELETE firings not yet
@@ -221,12 +234,24 @@ static void capturedDefaultsFree(sqlite3_value **apDefault, int nDefault){
   sqlite3_free(apDefault);
 }
 
+/* The column descriptions captureRead() allocates, freed. */
+static void capturedColumnsFree(CapturedTable *pTab){
+  sqlite3_free(pTab->aKey);
+  sqlite3_free(pTab->aAffinity);
+  sqlite3_free(pTab->aOldMisread);
+  capturedDefaultsFree(pTab->apDefault, pTab->nDefault);
+  pTab->aKey = 0;
+  pTab->aAffinity = 0;
+  pTab->aOldMisread = 0;
+  pTab->apDefault = 0;
+  pTab->nDefault = 0;
+}
+
 static void capturedTableFree(CapturedTable *pTab){
   if( pTab==0 ) return;
-  capturedDefaultsFree(pTab->apDefault, pTab->nDefault);
+  capturedColumnsFree(pTab);
   sqlite3_free(pTab->zTable);
   sqlite3_free(pTab->zEvent);
-  sqlite3_free(pTab->aKey);
   sqlite3_free(pTab);
 }
 
@@ -314,8 +339,32 @@ static sqlite3_value *captureOldValue(CapturedTable *pTab, int iCol, sqlite3_val
   return isMissing ? pTab->apDefault[iCol] : pValue;
 }
 
+/*
+** pView (column iCol's value, as the hook gave it) made the value the table
+** holds (WHAT IT FIXES UP).  0 when it cannot be: an integer that SQLite
+** made a REAL and rounded.
+*/
+static int captureFixType(const CapturedTable *pTab, int iCol, int isOld, ArgView *pView){
+  char affinity = pTab->aAffinity && iCol<pTab->nColumn ? pTab->aAffinity[iCol] : 'B';
+  if( affinity=='R' && pView->eType==SQLITE_INTEGER ){
+    pView->eType = SQLITE_FLOAT;
+    pView->u.r = (double)pView->u.i;
+  }else if( isOld && pTab->aOldMisread && iCol<pTab->nColumn && pTab->aOldMisread[iCol]
+         && affinity=='N' && pView->eType==SQLITE_FLOAT && pView->u.r==(double)(sqlite3_int64)pView->u.r ){
+    /* Integral, so stored as an integer: exact below 2^53, lost above. */
+    if( pView->u.r > -9007199254740992.0 && pView->u.r < 9007199254740992.0 ){
+      pView->eType = SQLITE_INTEGER;
+      pView->u.i = (sqlite3_int64)pView->u.r;
+    }else{
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* Describes side (old or new) of the current change into aView from i on;
-** returns the next index, or -1 when out of memory. */
+** returns the next index, -1 when out of memory, or -2 when a value
+** cannot be read exactly (captureFixType). */
 static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
                        int isNew, sqlite3_int64 iRowid, ArgView *aView, int i){
   int (*xValue)(sqlite3*, int, sqlite3_value**) = isNew ? pCap->api.xNew : pCap->api.xOld;
@@ -337,6 +386,7 @@ static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
     if( xValue(db, iTableCol, &pValue)!=SQLITE_OK || pValue==0 ) return -1;
     if( !isNew && pTab->apDefault ) pValue = captureOldValue(pTab, iCol, pValue, aFirst);
     if( !sqlitetriggers_arg_view_read(&aView[i], pValue) ) return -1;
+    if( !captureFixType(pTab, iTableCol, !isNew, &aView[i]) ) return -2;
   }
   return i;
 }
@@ -414,6 +464,13 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
   aView[0].nByte = (int)strlen((const char*)aView[0].z);
   if( op!=SQLITE_INSERT ) n = captureSide(pCap, pTab, db, 0, iKey1, aView, n);
   if( op!=SQLITE_DELETE && n>0 ) n = captureSide(pCap, pTab, db, 1, iKey2, aView, n);
+  if( n==-2 ){
+    sqlitetriggers_callback_spoil(p, pTab->zTable, SQLITE_ERROR,
+        "this SQLite's preupdate hook gave an integer beyond 2^53 of a WITHOUT ROWID table, "
+        "whose key is not its first column, rounded to a REAL (fixed in later SQLite): "
+        "make the key the table's first columns, or use SQLite 3.53 or later");
+    return;
+  }
   if( n<0 || sqlitetriggers_callback_record(p, pTab->zEvent, pTab->nEvent, n, aView)!=SQLITE_OK ){
     /* The hook cannot fail the statement: the transaction cannot commit. */
     sqlitetriggers_callback_spoil(p, pTab->zTable, SQLITE_NOMEM,
@@ -531,6 +588,71 @@ static int captureReadDefaults(sqlite3 *db, const char *zTable, int nColumn, Cap
   return rc;
 }
 
+/* A declared type's affinity, by SQLite's rules ("Determination Of Column
+** Affinity"), as captureFixType() needs it: 'R', 'N', 'T' or 'B'. */
+static char captureAffinity(const char *zType, int isStrict){
+  char zUpper[64];
+  int i;
+  if( zType==0 ) return 'B';
+  for(i=0; zType[i] && i<(int)sizeof(zUpper)-1; i++){
+    zUpper[i] = (zType[i]>='a' && zType[i]<='z') ? (char)(zType[i]-32) : zType[i];
+  }
+  zUpper[i] = 0;
+  if( isStrict && strcmp(zUpper, "ANY")==0 ) return 'B';
+  if( strstr(zUpper, "INT") ) return 'N';
+  if( strstr(zUpper, "CHAR") || strstr(zUpper, "CLOB") || strstr(zUpper, "TEXT") ) return 'T';
+  if( strstr(zUpper, "BLOB") || zUpper[0]==0 ) return 'B';
+  if( strstr(zUpper, "REAL") || strstr(zUpper, "FLOA") || strstr(zUpper, "DOUB") ) return 'R';
+  return 'N';
+}
+
+/*
+** Before SQLite 3.53 (3.40.1 and 3.46.1 do it; 3.53.4 does not; the
+** versions between are taken to), sqlite3_preupdate_old() on a WITHOUT
+** ROWID table applies the affinity of the column whose index is the value's
+** place in the stored row (the key's columns first, then the others in
+** table order): a value lands under REAL affinity that is not its own.  A
+** REAL column misread so gives an integer, which captureFixType() makes
+** REAL again; an INTEGER or NUMERIC one gives a REAL, made an integer again
+** (exactly below 2^53).  A column without affinity would be ambiguous (it
+** may hold REALs): refused, naming the remedy.
+*/
+static int captureReadMisreads(CapturedTable *pTab, const char *zTable, char **pzErr){
+  int i, iStored = 0, k;
+  if( pTab->hasRowid || sqlite3_libversion_number()>=3053000 ) return SQLITE_OK;
+  pTab->aOldMisread = sqlite3_malloc64((sqlite3_uint64)pTab->nColumn + 1);
+  if( pTab->aOldMisread==0 ) return SQLITE_NOMEM;
+  memset(pTab->aOldMisread, 0, pTab->nColumn + 1);
+  /* The stored place of each column: the key's first, then the rest. */
+  for(k=0; k<pTab->nKey; k++){
+    int iCol = pTab->aKey[k];
+    pTab->aOldMisread[iCol] = pTab->aAffinity[k]=='R' && pTab->aAffinity[iCol]!='R';
+  }
+  iStored = pTab->nKey;
+  for(i=0; i<pTab->nColumn; i++){
+    int isKey = 0;
+    for(k=0; k<pTab->nKey; k++) isKey |= pTab->aKey[k]==i;
+    if( isKey ) continue;
+    pTab->aOldMisread[i] = iStored<pTab->nColumn && pTab->aAffinity[iStored]=='R'
+                        && pTab->aAffinity[i]!='R';
+    iStored++;
+  }
+  for(i=0; i<pTab->nColumn; i++){
+    int isRead = !pTab->isKeysOnly;
+    for(k=0; k<pTab->nKey; k++) isRead |= pTab->aKey[k]==i;
+    if( isRead && pTab->aOldMisread[i] && pTab->aAffinity[i]=='B' ){
+      char *zReason = sqlite3_mprintf("this SQLite's preupdate hook reads the old value of "
+          "column %d, which has no declared type, as a REAL in this WITHOUT ROWID table whose "
+          "key is not its first column (fixed in SQLite 3.53): declare the column's type, "
+          "make the key the table's first columns, or use SQLite 3.53 or later", i + 1);
+      *pzErr = zReason ? captureError(zTable, zReason) : 0;
+      sqlite3_free(zReason);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
+  return SQLITE_OK;
+}
+
 /*
 ** Checks that main.zTable can be captured in the mode asked, and reads what
 ** the hook needs into *pTab (zTable and zEvent set by the caller).  SQLITE_OK;
@@ -541,10 +663,10 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
                        int isInstalled, CapturedTable *pTab, char **pzCanonical,
                        char **pzErr){
   sqlite3_stmt *pStmt = 0;
-  int rc, nColumn = 0, nGenerated = 0, nKey = 0, maxWidth;
+  int rc, nColumn = 0, nGenerated = 0, nKey = 0, maxWidth, isStrict = 0;
   *pzErr = 0;
   *pzCanonical = 0;
-  rc = sqlite3_prepare_v2(db, "SELECT name, wr FROM pragma_table_list WHERE schema = 'main'"
+  rc = sqlite3_prepare_v2(db, "SELECT name, wr, strict FROM pragma_table_list WHERE schema = 'main'"
                               " AND type = 'table' AND name = ?1 COLLATE NOCASE", -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
   if( rc==SQLITE_OK ){
@@ -552,6 +674,7 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
       const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
       *pzCanonical = zName ? sqlite3_mprintf("%s", zName) : 0;
       pTab->hasRowid = sqlite3_column_int(pStmt, 1)==0;
+      isStrict = sqlite3_column_int(pStmt, 2);
       if( *pzCanonical==0 ) rc = SQLITE_NOMEM;
     }else{
       rc = sqlite3_errcode(db)==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_DONE;
@@ -569,12 +692,16 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
   }
   if( rc!=SQLITE_OK ) return rc;
 
-  rc = sqlite3_prepare_v2(db, "SELECT cid, pk, hidden FROM pragma_table_xinfo(?1, 'main')"
+  rc = sqlite3_prepare_v2(db, "SELECT cid, pk, hidden, type FROM pragma_table_xinfo(?1, 'main')"
                               " ORDER BY cid", -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, *pzCanonical, -1, SQLITE_STATIC);
   pTab->nKey = 0;
   while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
     int pk = sqlite3_column_int(pStmt, 1), hidden = sqlite3_column_int(pStmt, 2);
+    char *aNewAffinity = sqlite3_realloc64(pTab->aAffinity, (sqlite3_uint64)nColumn+1);
+    if( aNewAffinity==0 ){ rc = SQLITE_NOMEM; break; }
+    pTab->aAffinity = aNewAffinity;
+    pTab->aAffinity[nColumn] = captureAffinity((const char*)sqlite3_column_text(pStmt, 3), isStrict);
     nColumn++;
     nGenerated += hidden==2 || hidden==3;
     if( pk>0 ){
@@ -588,7 +715,10 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
   if( rc!=SQLITE_OK ) return rc;
   pTab->nKey = nKey;
+  pTab->nColumn = nColumn;
   pTab->isKeysOnly = isKeysOnly;
+  rc = captureReadMisreads(pTab, *pzCanonical, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
   if( !isKeysOnly && pTab->hasRowid && !nGenerated ){
     rc = captureReadDefaults(db, *pzCanonical, nColumn, pTab);
     if( rc!=SQLITE_OK ) return rc;
@@ -625,8 +755,7 @@ int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOn
   }
   memset(&probe, 0, sizeof(probe));
   rc = captureRead(p->db, zTable, isKeysOnly, 0, &probe, pzCanonical, pzErr);
-  sqlite3_free(probe.aKey);
-  capturedDefaultsFree(probe.apDefault, probe.nDefault);
+  capturedColumnsFree(&probe);
   return rc;
 }
 
@@ -691,20 +820,19 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
   }
   sqlite3_free(zCanonical);
   if( rc==SQLITE_OK ){
-    sqlite3_free(pTab->aKey);
+    capturedColumnsFree(pTab);
     pTab->aKey = fresh.aKey;
-    fresh.aKey = 0;
     pTab->nKey = fresh.nKey;
     pTab->hasRowid = fresh.hasRowid;
     pTab->isKeysOnly = isKeysOnly;
-    capturedDefaultsFree(pTab->apDefault, pTab->nDefault);
     pTab->apDefault = fresh.apDefault;
     pTab->nDefault = fresh.nDefault;
-    fresh.apDefault = 0;
-    fresh.nDefault = 0;
+    pTab->aAffinity = fresh.aAffinity;
+    pTab->aOldMisread = fresh.aOldMisread;
+    pTab->nColumn = fresh.nColumn;
+    memset(&fresh, 0, sizeof(fresh));
   }
-  sqlite3_free(fresh.aKey);
-  capturedDefaultsFree(fresh.apDefault, fresh.nDefault);
+  capturedColumnsFree(&fresh);
   if( rc==SQLITE_OK && nTrigger<3 ){
     /* A change the missing trigger's statements make would go unseen. */
     zErr = captureError(pTab->zTable, "some of its triggers are missing (an install "

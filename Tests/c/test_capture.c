@@ -10,8 +10,9 @@
 ** trigger too) and other tables, foreign-key actions (CASCADE, SET
 ** NULL, ON UPDATE CASCADE, a self-reference), INSERT and UPDATE OR REPLACE
 ** over the key and over UNIQUE columns, upserts, RAISE(ABORT), failing
-** statements, savepoints, ROLLBACK TO and ROLLBACK, in both
-** recursive_triggers modes.  After every committed transaction:
+** statements, savepoints, ROLLBACK TO and ROLLBACK, integral values in a
+** REAL column (stored as integers), in both recursive_triggers modes.
+** Values are compared with their types.  After every committed transaction:
 **   - the exact feed: each change's old values are the replica's row, and
 **     the replica (kept from the changes alone) equals the table;
 **   - the net changes folded from the feed equal the session's changeset
@@ -355,8 +356,10 @@ static void randomWrite(char *zSql, int nSql){
   switch( randomInt(16) ){
     case 0: snprintf(zSql, nSql, "INSERT INTO lists(id, title) VALUES (%d, 'l%d')", a, k); break;
     case 1: snprintf(zSql, nSql, "INSERT OR REPLACE INTO lists(id, title) VALUES (%d, 'r%d')", a, k); break;
-    case 2: snprintf(zSql, nSql, "INSERT INTO items(id, listId, name, parentId, score) VALUES (%d, %d, 'n%d', %s, %d.5)",
-                     a, b, k, randomInt(2) ? "NULL" : "1", k); break;
+    /* score is REAL: an integral value (2.0, or the integer 2) is stored
+    ** as an integer, and must come back a REAL. */
+    case 2: snprintf(zSql, nSql, "INSERT INTO items(id, listId, name, parentId, score) VALUES (%d, %d, 'n%d', %s, %d%s)",
+                     a, b, k, randomInt(2) ? "NULL" : "1", k, randomInt(3)==0 ? ".5" : randomInt(2) ? ".0" : ""); break;
     case 3: snprintf(zSql, nSql, "INSERT OR REPLACE INTO items(id, listId, name) VALUES (%d, %d, 'n%d')", a, b, k); break;
     case 4: snprintf(zSql, nSql, "INSERT INTO items(id, listId, name) VALUES (%d, %d, 'n%d')"
                      " ON CONFLICT(name) DO UPDATE SET score = coalesce(score, 0) + 1", a, b, k); break;
@@ -371,7 +374,8 @@ static void randomWrite(char *zSql, int nSql){
     case 12: snprintf(zSql, nSql, "UPDATE OR REPLACE tags SET label = '%s' WHERE id = %d", k%2 ? "HOME" : "work", a); break;
     case 13: snprintf(zSql, nSql, "UPDATE items SET parentId = %d WHERE id = %d", b, a); break;
     case 14: snprintf(zSql, nSql, "INSERT OR REPLACE INTO tags(id, itemId, label) VALUES (%d, %d, 'x%d')", a, b, k); break;
-    default: snprintf(zSql, nSql, "UPDATE items SET score = NULL, flag = %d WHERE listId = %d", k, b); break;
+    default: snprintf(zSql, nSql, "UPDATE items SET score = %s, flag = %d WHERE listId = %d",
+                      randomInt(2) ? "NULL" : "flag * 2", k, b); break;
   }
 }
 
@@ -583,6 +587,32 @@ static void testSessionsBesideAFeed(void){
   sqlite3_close(db);
 }
 
+/* Old values of a WITHOUT ROWID table keyed on a later column, on every
+** SQLite make test runs (3.40.1, 3.46.1 and 3.53.4): exact, or a loud
+** failure where this SQLite rounds them (before 3.53). */
+static void testWithoutRowidOldValuesAreExact(void){
+  sqlite3 *db = openRegistered(0);
+  char zLog[128];
+  int isFixed = sqlite3_libversion_number()>=3053000, rc;
+  exec(db, "CREATE TABLE w(r REAL, k INTEGER, v, PRIMARY KEY(k)) WITHOUT ROWID;"
+           "SELECT sqlitetriggers_change_feed('w');"
+           "INSERT INTO w VALUES (2, 12, 1), (3.0, 9007199254740993, 1);"
+           "UPDATE w SET v = 2 WHERE k = 12;");
+  queryText(db, "SELECT json_extract(args, '$[2]') || typeof(json_extract(args, '$[2]')) || ','"
+                " || json_extract(args, '$[3]') || typeof(json_extract(args, '$[3]'))"
+                " FROM swift_callback_log WHERE args LIKE '[\"update%'", zLog);
+  expect(strcmp(zLog, "2.0real,12integer")==0, "a WITHOUT ROWID update's old side: the REAL a REAL, the key an integer");
+  rc = exec(db, "UPDATE w SET v = 2 WHERE k = 9007199254740993");
+  if( isFixed ){
+    queryText(db, "SELECT json_extract(args, '$[3]') FROM swift_callback_log ORDER BY seq DESC LIMIT 1", zLog);
+    expect(rc==SQLITE_OK && strcmp(zLog, "9007199254740993")==0, "beyond 2^53, exact where SQLite reads it exactly");
+  }else{
+    expect(rc!=SQLITE_OK && strstr(sqlite3_errmsg(db), "beyond 2^53")!=0,
+           "beyond 2^53, a loud failure where SQLite rounds it");
+  }
+  sqlite3_close(db);
+}
+
 static void testRegistrationAgainKeepsCapturing(void){
   sqlite3 *db = openRegistered(0);
   char zLog[128];
@@ -602,6 +632,7 @@ void runCaptureTests(void){
   int nTransaction = zCount ? atoi(zCount) : 1500;
   testAnotherHookFailsLoudly();
   testSessionsBesideAFeed();
+  testWithoutRowidOldValuesAreExact();
   testRegistrationAgainKeepsCapturing();
   randomState = 20261124;
   runOracle(0, nTransaction);

@@ -434,3 +434,57 @@ SELECT sqlitetriggers_change_feed('u');"
       "exit below 128, 'another preupdate hook is set', then [\"insert\",2,2]" "exit $status: $out"
   fi
 done
+
+# Values as the table holds them, type for type.  An integral REAL in a
+# REAL column is stored as an integer (a STRICT table's too), and the hook
+# gives it so: the feed gives a REAL.  In a WITHOUT ROWID table whose key is
+# not its first column, SQLite before 3.53 reads old values with other
+# columns' affinities: REAL where the key (INTEGER) sits, integer where the
+# REAL column does; both come back as stored, and an integer beyond 2^53,
+# which that rounding loses, fails the transaction loudly.
+check "REAL columns give REALs; a WITHOUT ROWID table keyed on a later column gives its old values exactly" \
+  "CREATE TABLE u(id INTEGER PRIMARY KEY, r REAL, n NUMERIC, a);
+CREATE TABLE w(r REAL, k INTEGER, v, t TEXT, PRIMARY KEY(k)) WITHOUT ROWID;
+CREATE TABLE s(id INTEGER PRIMARY KEY, r REAL) STRICT;
+SELECT sqlitetriggers_change_feed('u') + sqlitetriggers_change_feed('w') + sqlitetriggers_change_feed('s');
+INSERT INTO u VALUES (1, 2.0, 3.0, 4.0);
+UPDATE u SET r = 5;
+DELETE FROM u;
+INSERT INTO s VALUES (1, 2);
+UPDATE s SET r = 3;
+INSERT INTO w VALUES (2.0, 12, 1, 8);
+UPDATE w SET v = 3 WHERE k = 12;
+DELETE FROM w WHERE k = 12;
+SELECT args FROM swift_callback_log;
+SELECT typeof(r), typeof(n), typeof(a) FROM u;" \
+  '9
+["insert",1,1,2.0,3,4.0]
+["update",1,1,2.0,3,4.0,1,1,5.0,3,4.0]
+["delete",1,1,5.0,3,4.0]
+["insert",1,1,2.0]
+["update",1,1,2.0,1,1,3.0]
+["insert",null,2.0,12,1,"8"]
+["update",null,2.0,12,1,"8",null,2.0,12,3,"8"]
+["delete",null,2.0,12,3,"8"]'
+
+big=$(sql "CREATE TABLE w(r REAL, k INTEGER, v, PRIMARY KEY(k)) WITHOUT ROWID;
+SELECT sqlitetriggers_change_feed('w');
+INSERT INTO w VALUES (2.0, 9007199254740993, 1);
+UPDATE w SET v = 2;
+SELECT json_extract(args, '\$[0]'), json_extract(args, '\$[3]'), typeof(json_extract(args, '\$[3]')) FROM swift_callback_log;" 2>&1)
+if [ "$(sql "SELECT sqlite_version() >= '3.53'")" = 1 ]; then
+  expected='3
+insert|9007199254740993|integer
+update|9007199254740993|integer'
+else
+  expected='3
+Runtime error near line 5: change capture of "w": this SQLite'"'"'s preupdate hook gave an integer beyond 2^53 of a WITHOUT ROWID table, whose key is not its first column, rounded to a REAL (fixed in later SQLite): make the key the table'"'"'s first columns, or use SQLite 3.53 or later; this transaction cannot commit without its feed losing changes
+insert|9007199254740993|integer'
+fi
+check_same "an integer beyond 2^53 in such a table: exact where SQLite reads it exactly, a loud failure where it rounds it" "$big" "$expected"
+
+check "a column without a declared type where that misreading would be ambiguous is refused before 3.53, naming the remedy" \
+  "CREATE TABLE w(r REAL, k, PRIMARY KEY(k)) WITHOUT ROWID;
+SELECT sqlitetriggers_change_feed('w') = 3 OR sqlite_version() < '3.53';" \
+  "$(if [ "$(sql "SELECT sqlite_version() >= '3.53'")" = 1 ]; then echo 1; else
+     echo 'Runtime error near line 3: sqlitetriggers_change_feed: change capture of "w": this SQLite'"'"'s preupdate hook reads the old value of column 2, which has no declared type, as a REAL in this WITHOUT ROWID table whose key is not its first column (fixed in SQLite 3.53): declare the column'"'"'s type, make the key the table'"'"'s first columns, or use SQLite 3.53 or later'; fi)"
