@@ -152,6 +152,12 @@ int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p,
   return sqlitetriggers_schema_guard_call(ctx, zFunc) && enlist(ctx, p)==SQLITE_OK;
 }
 
+/* Joins the transaction without the schema guard: for callers that
+** deliver nothing (durable_log.c's stamp). */
+int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p){
+  return p->pCallbacks->isEnlisted || enlist(ctx, p)==SQLITE_OK;
+}
+
 int sqlitetriggers_callback_is_enlisted(Connection *p){
   return p->pCallbacks->isEnlisted;
 }

@@ -89,13 +89,14 @@
 **   consumers take such a change as a transaction of its own ("transaction
 **   unknown").  Every connection with the extension overrides that one
 **   function (every other argument gives SQLite's own result), and the
-**   override returns the id of the transaction's first log row, read from
-**   sqlite_sequence once per transaction: so one transaction's rows share a
-**   tx that no other transaction's rows have, with no extra call and no
-**   extra statement per change.  The override joins the transaction (as
+**   override returns the transaction's stamp: 63 random bits drawn when
+**   the transaction first writes a log row, so one transaction's rows share
+**   a tx that no other transaction's rows have (as UUIDs are unique: a
+**   repeat is a 2^-63 chance), with no extra statement per change and no
+**   read of the log.  The override joins the transaction (as
 **   swift_callback() does) to learn where it ends, and after it commits the
 **   log's readers in other processes are woken (log_wakeup.c).  A hostile
-**   file that calls the override elsewhere only reads that same id.
+**   file that calls the override elsewhere only reads that same stamp.
 **   A host whose SQLite omits the compile-option functions
 **   (SQLITE_OMIT_COMPILEOPTION_DIAGS) could not run the triggers: install
 **   refuses there.
@@ -799,22 +800,21 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /* ---- stamping transactions -------------------------------------------- */
 
-/* The stamp of the current transaction (TRANSACTIONS): the id its first
-** log row takes, read once per transaction after joining it. */
+/* The stamp of the current transaction (TRANSACTIONS), made once per
+** transaction after joining it. */
 static void logStamp(sqlite3_context *ctx, Connection *p){
-  static const char zFunc[] = "sqlitetriggers_log (stamping a transaction)";
-  if( !sqlitetriggers_callback_join(ctx, p, zFunc) ) return;
-  if( p->logTransaction!=sqlitetriggers_callback_transaction(p) || p->logTransactionId==0 ){
-    int rc = SQLITE_OK;
-    char *zEnd = logQueryText(p->db, "SELECT " LOG_END, 0, &rc);
-    if( rc!=SQLITE_OK || zEnd==0 ){
-      logReport(ctx, zFunc, rc==SQLITE_OK ? SQLITE_NOMEM : rc, 0);
-      sqlite3_free(zEnd);
-      return;
+  if( !sqlitetriggers_callback_is_enlisted(p)
+   || p->logTransaction!=sqlitetriggers_callback_transaction(p) || p->logTransactionId==0 ){
+    sqlite3_uint64 iStamp = 0;
+    if( !sqlitetriggers_callback_enlist(ctx, p) ) return;
+    /* 63 random bits, never 0: SQLite's generator (kernel-seeded, and
+    ** never pinned by sqlitetriggers_seed_random()). */
+    while( iStamp==0 ){
+      sqlite3_randomness((int)sizeof(iStamp), &iStamp);
+      iStamp &= 0x7fffffffffffffffULL;
     }
     p->logTransaction = sqlitetriggers_callback_transaction(p);
-    p->logTransactionId = (sqlite3_int64)strtoll(zEnd, 0, 10) + 1;
-    sqlite3_free(zEnd);
+    p->logTransactionId = (sqlite3_int64)iStamp;
   }
   sqlite3_result_int64(ctx, p->logTransactionId);
 }

@@ -119,7 +119,7 @@ struct Connection {
   char *zGuardedSignature;    /* schema_guard.c: the schema last found safe */
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
-  sqlite3_int64 logTransactionId; /* and the id its log rows carry */
+  sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
   char *zWakeupName;          /* log_wakeup.c: the name posted, or NULL */
   Connection *pNext;          /* registry of live connections */
 };
@@ -165,6 +165,7 @@ struct ArgView {
 };
 int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue);
 int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p, const char *zFunc);
+int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p);
 int sqlitetriggers_callback_is_enlisted(Connection *p);
 sqlite3_int64 sqlitetriggers_callback_transaction(Connection *p);
 void sqlitetriggers_callback_spoil(Connection *p, const char *zTable, int rc,

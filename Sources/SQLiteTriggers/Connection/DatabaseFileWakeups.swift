@@ -27,8 +27,16 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         let wakeup = UnsafeSendableHandle(handle)
         let queue = DispatchQueue(label: "SQLiteTriggers.DatabaseFileWakeups")
         source = DispatchSource.makeReadSource(fileDescriptor: sqlitetriggers_wakeup_fd(handle), queue: queue)
+        // A writer without SQLiteTriggers is seen by its writes (Linux), and
+        // the last write of a commit comes a little before the commit is
+        // visible (the WAL index, in shared memory, changes last): a wake-up
+        // is repeated once a few milliseconds later, so a reader that looked
+        // too early looks again. Writers with SQLiteTriggers post after the
+        // commit is visible, and need not this.
         source.setEventHandler {
-            if sqlitetriggers_wakeup_drain(wakeup.handle) != 0 { onWake() }
+            guard sqlitetriggers_wakeup_drain(wakeup.handle) != 0 else { return }
+            onWake()
+            queue.asyncAfter(deadline: .now() + .milliseconds(3), execute: onWake)
         }
         source.setCancelHandler { sqlitetriggers_wakeup_close(wakeup.handle) }
         source.resume()

@@ -55,7 +55,8 @@ extension DurableChange: Equatable where Record: Equatable {}
 /// SQL, so each of its changes comes as a transaction of its own, with a
 /// nil ``id``.
 public struct DurableTransaction<Record> {
-    /// The id of the transaction's first change; nil when unknown.
+    /// The transaction's stamp: a random 63-bit number that its changes
+    /// share and no other transaction's carry; nil when unknown.
     public var id: Int64?
     public var changes: [DurableChange<Record>]
 
