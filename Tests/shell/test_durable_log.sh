@@ -199,7 +199,7 @@ Runtime error near line 17: sqlitetriggers_log_check: the log of \"folders\" is 
 1"
 
 check "ALTER TABLE ADD and DROP COLUMN work with the log installed" \
-  "CREATE TABLE notes(id TEXT PRIMARY KEY, body TEXT, extra INT);
+  "CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, body TEXT, extra INT);
 SELECT sqlitetriggers_log_install('notes');
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
 ALTER TABLE notes DROP COLUMN extra;
@@ -328,3 +328,16 @@ check_same "two processes installing at once end with one log" \
 SELECT group_concat(tableName, ' ') FROM (SELECT tableName FROM sqlitetriggers_log_tables ORDER BY tableName);
 SELECT count(*) FROM sqlitetriggers_log_meta;" "$db" | tr '\n' ' ')|$(cat "$SCRATCH"/install.* | sort | tr '\n' ' ')" \
   "8 lists tags 1 |1 1 2 2 "
+
+check "a key SQLite lets be NULL is refused, naming the column and the remedy; NOT NULL, INTEGER PRIMARY KEY and WITHOUT ROWID keys are taken" \
+  "CREATE TABLE loose(id TEXT PRIMARY KEY, body);
+CREATE TABLE pair(a INT, b TEXT NOT NULL, PRIMARY KEY(b, a));
+CREATE TABLE strict_key(id TEXT PRIMARY KEY NOT NULL);
+CREATE TABLE rowid_alias(id INTEGER PRIMARY KEY);
+CREATE TABLE wr(id TEXT PRIMARY KEY) WITHOUT ROWID;
+SELECT sqlitetriggers_log_install('loose');
+SELECT sqlitetriggers_log_install('pair');
+SELECT sqlitetriggers_log_install('strict_key'), sqlitetriggers_log_install('rowid_alias'), sqlitetriggers_log_install('wr');" \
+  "Runtime error near line 7: sqlitetriggers_log_install: the primary key column \"id\" of \"loose\" may be NULL (SQLite allows NULL in a PRIMARY KEY other than an INTEGER PRIMARY KEY), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
+Runtime error near line 8: sqlitetriggers_log_install: the primary key column \"a\" of \"pair\" may be NULL (SQLite allows NULL in a PRIMARY KEY other than an INTEGER PRIMARY KEY), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
+1|2|3"
