@@ -255,6 +255,23 @@ static char *logQueryText(sqlite3 *db, const char *zSql, const char *zArg, int *
   return zOut;
 }
 
+/* z as a JSON string, quoted and escaped (RFC 8259). */
+static void appendJsonString(sqlite3_str *pOut, const char *z){
+  sqlite3_str_appendchar(pOut, 1, '"');
+  for(; *z; z++){
+    unsigned char c = (unsigned char)*z;
+    if( c=='"' || c=='\\' ){
+      sqlite3_str_appendchar(pOut, 1, '\\');
+      sqlite3_str_appendchar(pOut, 1, (char)c);
+    }else if( c<0x20 ){
+      sqlite3_str_appendf(pOut, "\\u%04x", c);
+    }else{
+      sqlite3_str_appendchar(pOut, 1, (char)c);
+    }
+  }
+  sqlite3_str_appendchar(pOut, 1, '"');
+}
+
 /* ---- describing a table ------------------------------------------------ */
 
 typedef struct LogTable LogTable;
@@ -287,12 +304,17 @@ static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlia
     return;
   }
   /* JSON holds no blob: a blob is {"blob":"<lowercase hex>"}, as in
-  ** swift_callback_log. */
+  ** swift_callback_log.  A REAL is written with 17 significant digits
+  ** (json_array() writes 15 before SQLite 3.44, which would not match the
+  ** row again). */
   sqlite3_str_appendall(pOut, "json_array(");
   for(i=0; i<pTab->nKey; i++){
+    const char *zCol = pTab->azKey[i];
     sqlite3_str_appendf(pOut, "%sCASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
-                        "lower(hex(%s.\"%w\"))) ELSE %s.\"%w\" END", i ? ", " : "", zAlias,
-                        pTab->azKey[i], zAlias, pTab->azKey[i], zAlias, pTab->azKey[i]);
+                        "lower(hex(%s.\"%w\"))) WHEN 'real' THEN CASE WHEN abs(%s.\"%w\") <= "
+                        "1.7976931348623157e308 THEN json(printf('%%!.17g', %s.\"%w\")) ELSE %s.\"%w\" END "
+                        "ELSE %s.\"%w\" END", i ? ", " : "",
+                        zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol);
   }
   sqlite3_str_appendall(pOut, ")");
 }
@@ -415,7 +437,8 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
     pTab->azKey = azNew;
     pTab->azKey[pTab->nKey] = sqlite3_mprintf("%s", zCol);
     if( pTab->azKey[pTab->nKey]==0 ){ rc = SQLITE_NOMEM; break; }
-    sqlite3_str_appendf(pTab->pKeyColumns, "%s\"%w\"", pTab->nKey ? "," : "", zCol);
+    if( pTab->nKey ) sqlite3_str_appendchar(pTab->pKeyColumns, 1, ',');
+    appendJsonString(pTab->pKeyColumns, zCol);
     pTab->nKey++;
   }
   sqlite3_str_appendall(pTab->pKeyColumns, "]");

@@ -1,5 +1,6 @@
 import GRDB
 import Foundation
+import SQLiteTriggers
 
 /// One change the durable log recorded: which row of the table changed and
 /// how, with the row as it is when the batch is read.
@@ -337,8 +338,9 @@ struct DurableRowReader<Record> {
               !keyColumns.isEmpty else {
             throw DatabaseError(message: "sqlitetriggers_log_tables: the keyColumns of \(name) are not a JSON array of names")
         }
-        let condition = keyColumns.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: " AND ")
-        let statement = try db.cachedStatement(sql: "SELECT * FROM \(feed.name.quotedDatabaseIdentifier) WHERE \(condition)")
+        // SQLQuoting doubles inner quotes (GRDB's quotedDatabaseIdentifier does not).
+        let condition = keyColumns.map { "\(SQLQuoting.identifier($0)) = ?" }.joined(separator: " AND ")
+        let statement = try db.cachedStatement(sql: "SELECT * FROM \(SQLQuoting.identifier(feed.name)) WHERE \(condition)")
         let table = ReadTable(feed: feed, keyColumns: keyColumns, statement: statement)
         read[lowercased] = table
         return table

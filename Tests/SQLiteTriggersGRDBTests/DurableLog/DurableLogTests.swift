@@ -157,6 +157,29 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         #expect(batch.changes.map(\.record) == ["red"])
     }
 
+    /// A REAL in a composite key keeps every digit in the log, and a key
+    /// column's name with a quote is valid JSON: the change finds its row.
+    @Test func compositeKeysWithRealsAndQuotedNamesFindTheirRows() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE readings(device TEXT NOT NULL, "at""time" REAL NOT NULL, value REAL,
+                  PRIMARY KEY(device, "at""time"))
+                """)
+            try db.installDurableLog(for: ["readings"])
+            try db.startDurableConsumer("sync")
+            try db.execute(sql: "INSERT INTO readings VALUES ('d1', 1700000000.123456, 1.5), ('d2', 0.1, 2)")
+            try db.execute(sql: "UPDATE readings SET value = 3 WHERE device = 'd2'")
+        }
+        let readings = FeedTable("readings") { row in row["value"] as Double }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: readings) }
+        #expect(batch.changes.map(\.record) == [1.5, 3, 3])      // rows as they are when read
+        #expect(batch.changes.map(\.key) == [["d1".databaseValue, 1700000000.123456.databaseValue],
+                                              ["d2".databaseValue, 0.1.databaseValue],
+                                              ["d2".databaseValue, 0.1.databaseValue]])
+    }
+
     @Test func aConsumerReadsOnlyItsTablesAndSkipsTheRest() throws {
         let (pool, _, cleanup) = try makeFile()
         defer { cleanup() }
