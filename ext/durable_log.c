@@ -33,7 +33,7 @@
 **       One row per consumer: the id of the last change it has processed.
 **       Inserted with a NULL position, a consumer starts at the end of the
 **       log.  A position only moves forward, and never past the end
-**       (RAISE(ABORT) otherwise).
+**       (RAISE(ABORT) otherwise), by UPDATE, INSERT or INSERT OR REPLACE.
 **   sqlitetriggers_log_meta(id, formatVersion, maxBacklog, compactedThrough)
 **       One row.  Changes up to compactedThrough are gone.  A consumer
 **       whose position is below it fell behind: its next changes are lost,
@@ -193,6 +193,18 @@ static const char *const azShared[] = {
   "\"sqlitetriggers_log_consumers\" BEGIN "
   "SELECT RAISE(ABORT, 'sqlitetriggers_log: a consumer''s position only moves forward') "
   "WHERE new.\"position\" IS NULL OR new.\"position\" < old.\"position\"; "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: a consumer''s position cannot pass the end of the log') "
+  "WHERE new.\"position\" > " LOG_END "; END",
+
+  /* A consumer inserted with a position (or written over by INSERT OR
+  ** REPLACE, which deletes the old row without a DELETE trigger) obeys
+  ** the same rules as a move. */
+  "sqlitetriggers_log_consumer_insert_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_consumer_insert_guard\" BEFORE INSERT ON "
+  "\"sqlitetriggers_log_consumers\" WHEN new.\"position\" IS NOT NULL BEGIN "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: a consumer''s position only moves forward') "
+  "WHERE new.\"position\" < (SELECT c.\"position\" FROM \"sqlitetriggers_log_consumers\" AS c "
+  "WHERE c.\"name\" = new.\"name\"); "
   "SELECT RAISE(ABORT, 'sqlitetriggers_log: a consumer''s position cannot pass the end of the log') "
   "WHERE new.\"position\" > " LOG_END "; END",
 

@@ -355,3 +355,17 @@ SELECT count(*) FROM d, sqlitetriggers_log AS l WHERE l.kind <> 3 AND d.k = json
 insert ["d1",1700000000.123456,3], insert ["d2",0.10000000000000001,4], delete ["d2",0.10000000000000001,4], insert ["d2",2.5,4]
 ["k","t","x\"y"]|1
 2'
+
+check "a consumer's position cannot be inserted past the end, nor moved back by INSERT OR REPLACE" \
+  "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO lists(title) VALUES ('a'), ('b');
+INSERT INTO sqlitetriggers_log_consumers(name, position) VALUES ('early', 99);
+INSERT INTO sqlitetriggers_log_consumers(name, position) VALUES ('sync', 2);
+INSERT OR REPLACE INTO sqlitetriggers_log_consumers(name, position) VALUES ('sync', 0);
+INSERT OR REPLACE INTO sqlitetriggers_log_consumers(name, position) VALUES ('sync', 2);
+SELECT name, position FROM sqlitetriggers_log_consumers;" \
+  "1
+Runtime error near line 5: sqlitetriggers_log: a consumer's position cannot pass the end of the log (19)
+Runtime error near line 7: sqlitetriggers_log: a consumer's position only moves forward (19)
+sync|2"
