@@ -874,13 +874,15 @@ static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
     captureArm(p, pTab, iKind);
     return;
   }
+  /* The schema guard first (the join runs it): a hostile file's call is
+  ** refused as such, even where there is no hook. */
+  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ) return;
   if( !pCap->hasApi ){
     char *zErr = captureError(zTable, NO_PREUPDATE_HOOK);
     sqlite3_result_error(ctx, zErr ? zErr : NO_PREUPDATE_HOOK, -1);
     sqlite3_free(zErr);
     return;
   }
-  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ) return;
   pTab = captureEnter(ctx, p, pCap, zTable, strcmp(zMode, "keys")==0);
   if( pTab ) captureArm(p, pTab, iKind);
 }

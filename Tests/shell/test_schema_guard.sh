@@ -33,23 +33,32 @@ TOUCH="INSERT INTO DB.t(a) VALUES (1);
 SELECT count(*) >= 0 FROM DB.t;
 SELECT count(*) >= 0 FROM DB.v;"
 
-# The connection's own tables: notes has a change feed and a durable log,
+# The connection's own tables: notes has a durable log and, where the host
+# gives extensions the preupdate hook (not apsw's wheels), a change feed;
 # other has neither.
+FEED_ON_NOTES=""
+FEED_EFFECT=""
+FEED_UNCHANGED=""
+if [ "$(sql "CREATE TABLE probe(id INTEGER PRIMARY KEY); SELECT sqlitetriggers_change_feed('probe');")" = 3 ]; then
+  FEED_ON_NOTES="SELECT sqlitetriggers_change_feed('notes');"
+  FEED_EFFECT="SELECT 'feed: ' || ifnull(sqlitetriggers_change_feed_mode('notes'), 'off');"
+  FEED_UNCHANGED="
+feed: rows"
+fi
 OWN="CREATE TABLE notes(id INTEGER PRIMARY KEY, body); CREATE TABLE other(id INTEGER PRIMARY KEY);
-SELECT sqlitetriggers_change_feed('notes') + sqlitetriggers_log_install('notes') = 4 AS installed;"
+$FEED_ON_NOTES SELECT sqlitetriggers_log_install('notes');"
 
 # Whether a guarded function took effect, on this connection.
 EFFECTS="SELECT 'events logged: ' || count(*) FROM swift_callback_log;
 SELECT 'log capacity: ' || swift_callback_log_capacity();
 SELECT 'clock pinned: ' || (datetime_subsec() < '2010');
 SELECT 'seeded: ' || (uuid() = '5d2d08f0-a14e-4f5e-b06c-5cfe32938cfa');
-SELECT 'feed: ' || ifnull(sqlitetriggers_change_feed_mode('notes'), 'off');
+$FEED_EFFECT
 SELECT 'log triggers: ' || count(*) FROM main.sqlite_schema WHERE name GLOB 'sqlitetriggers_log_[0-9]*';"
 NO_EFFECTS="events logged: 0
 log capacity: 1000
 clock pinned: 0
-seeded: 0
-feed: rows
+seeded: 0$FEED_UNCHANGED
 log triggers: 3"
 
 # The calls a file might make, one per guarded function.
@@ -85,7 +94,7 @@ ATTACH '$db' AS h;
 ${TOUCH//DB/h}
 DETACH h;
 $EFFECTS")
-      tail=$(echo "$out" | tail -n 6)
+      tail=$(echo "$out" | tail -n "$(echo "$NO_EFFECTS" | wc -l)")
       if [ "$tail" == "$NO_EFFECTS" ] &&
          { [[ $out == *"refused: "*" in database \"h\" calls $fn();"* ]] ||
            [[ $out == *"unsafe use of $fn()"* ]] ||
