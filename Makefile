@@ -113,7 +113,8 @@ I386_LIB := $(BUILD)/i386/usr/lib/i386-linux-gnu
 
 $(BUILD)/i386/test_c: $(C_TEST_SRC) $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	@mkdir -p $(@D)
-	$(CC) -m32 -O2 $(C_TEST_FLAGS) -o $@ $(C_TEST_SRC) $(EXT_SRC) -L$(I386_LIB) -lsqlite3 -lpthread -ldl
+	$(CC) -m32 -O2 $(C_TEST_FLAGS) -isystem $(BUILD)/i386/usr/include/i386-linux-gnu \
+	  -o $@ $(C_TEST_SRC) $(EXT_SRC) -L$(I386_LIB) -lsqlite3 -lpthread -ldl
 
 test-32bit: $(BUILD)/i386/test_c
 	@LD_LIBRARY_PATH=$(I386_LIB) $(BUILD)/i386/test_c

@@ -76,7 +76,8 @@ arm64_stage() {
 i386_stage() {
   # build/ is per clone: unpack the i386 libsqlite3 here when the machine
   # has the 32-bit toolchain, so that make test on a fresh clone runs it.
-  if [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] &&
+  if { [ ! -e build/i386/usr/lib/i386-linux-gnu/libsqlite3.so ] ||
+       [ ! -e build/i386/usr/include/i386-linux-gnu/asm/errno.h ]; } &&
      echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c -o /dev/null - 2>/dev/null; then
     bash Tests/c/i386/fetch-sqlite.sh 2>&1 | tail -n 3
   fi
