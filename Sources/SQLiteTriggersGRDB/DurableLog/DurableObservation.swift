@@ -13,10 +13,10 @@ extension DatabaseWriter {
     /// the sqlite3 shell's, a Python script's. The consumer is made at the
     /// end of the log when it does not exist; ``DurableChange/record`` is
     /// the row when the batch is read. The observation wakes when this
-    /// writer commits, when ``DurableObservation/wakeUp()`` is called (as
-    /// the app becomes active), on Apple platforms when another process
-    /// posts the database's Darwin notification (see
-    /// ``DurableObservation``), and every `pollInterval` seconds. It lasts
+    /// writer commits, when another process commits (see
+    /// ``DurableObservation``), when ``DurableObservation/wakeUp()`` is
+    /// called (as the app becomes active), and every `pollInterval`
+    /// seconds, which finds what nothing announced. It lasts
     /// as long as the returned token. A database locked by another process
     /// is tried again at the next wake-up; any other error (the consumer
     /// fell behind, the log no longer matches its table, `onBatch` threw)
