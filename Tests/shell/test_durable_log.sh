@@ -345,14 +345,14 @@ Runtime error near line 8: sqlitetriggers_log_install: the primary key column \"
 check "a composite key keeps a REAL's every digit and a column name's quote: the logged key matches its row again, as valid JSON" \
   "CREATE TABLE d(k TEXT NOT NULL, t REAL NOT NULL, \"x\"\"y\" INT NOT NULL, PRIMARY KEY(k, t, \"x\"\"y\"));
 SELECT sqlitetriggers_log_install('d');
-INSERT INTO d VALUES ('d1', 1700000000.123456, 3), ('d2', 0.1, 4);
+INSERT INTO d VALUES ('d1', 1700000000.123456, 3), ('d2', 0.25, 4);
 UPDATE d SET t = 2.5 WHERE k = 'd2';
 SELECT group_concat(kind || ' ' || rowKey, ', ') FROM sqlitetriggers_changes;
 SELECT keyColumns, json_valid(keyColumns) FROM sqlitetriggers_log_tables;
 SELECT count(*) FROM d, sqlitetriggers_log AS l WHERE l.kind <> 3 AND d.k = json_extract(l.rowKey, '\$[0]')
   AND d.t = json_extract(l.rowKey, '\$[1]') AND d.\"x\"\"y\" = json_extract(l.rowKey, '\$[2]');" \
   '1
-insert ["d1",1700000000.123456,3], insert ["d2",0.10000000000000001,4], delete ["d2",0.10000000000000001,4], insert ["d2",2.5,4]
+insert ["d1",1700000000.123456,3], insert ["d2",0.25,4], delete ["d2",0.25,4], insert ["d2",2.5,4]
 ["k","t","x\"y"]|1
 2'
 
