@@ -48,6 +48,37 @@ public struct DurableChange<Record> {
 extension DurableChange: Sendable where Record: Sendable {}
 extension DurableChange: Equatable where Record: Equatable {}
 
+/// Where a new durable consumer starts; see
+/// ``GRDB/Database/startDurableConsumer(_:from:)``.
+public enum DurableConsumerStart: Sendable {
+    /// After the last change recorded: the changes committed from now on.
+    case end
+    /// Before the oldest change the log still holds.
+    case oldestHeld
+}
+
+/// A durable consumer as the log keeps it.
+public struct DurableConsumerState: Sendable, Hashable {
+    public var name: String
+    /// The id of the last change it has processed.
+    public var position: Int64
+    /// How many changes were recorded after its position.
+    public var backlog: Int64
+    /// Changes it had not read were compacted away: read the tables afresh,
+    /// then ``GRDB/Database/resetDurableConsumer(_:)``.
+    public var hasFallenBehind: Bool
+    /// The log's backlog cap; see ``GRDB/Database/setDurableLogMaxBacklog(_:)``.
+    public var maxBacklog: Int64
+
+    public init(name: String, position: Int64, backlog: Int64, hasFallenBehind: Bool, maxBacklog: Int64) {
+        self.name = name
+        self.position = position
+        self.backlog = backlog
+        self.hasFallenBehind = hasFallenBehind
+        self.maxBacklog = maxBacklog
+    }
+}
+
 /// The changes one committed transaction made to the tables read.
 ///
 /// A transaction of a connection with SQLiteTriggers installed has its
@@ -143,24 +174,72 @@ extension Database {
     @available(*, deprecated, message: "every connection with SQLiteTriggers stamps its transactions; remove the call")
     public func stampDurableLogTransactions() throws {}
 
-    /// Makes the consumer `name` when it does not exist yet, at the end of
-    /// the log: it sees the changes committed from now on. Returns true
-    /// when it made it; read the tables in the same transaction to start
-    /// from a copy that the changes then keep current. Either way the log
-    /// is compacted (as each move of a position does), so an app compacts
-    /// it at least each time its consumers start.
+    /// Makes the consumer `name` when it does not exist yet: at the end of
+    /// the log (`.end`, the default), it sees the changes committed from
+    /// now on; at `.oldestHeld`, it first sees every change the log still
+    /// holds (all of them until a consumer reads and compaction begins).
+    /// Returns true when it made it; read the tables in the same
+    /// transaction to start from a copy that the changes then keep
+    /// current. Either way the log is compacted (as each move of a
+    /// position does), so an app compacts it at least each time its
+    /// consumers start.
     ///
     /// ```swift
-    /// try dbQueue.write { db in _ = try db.startDurableConsumer("sync") }
+    /// try dbQueue.write { db in
+    ///     try db.startDurableConsumer("sync")
+    ///     try db.startDurableConsumer("audit", from: .oldestHeld)
+    /// }
     /// ```
     @discardableResult
-    public func startDurableConsumer(_ name: String) throws -> Bool {
+    public func startDurableConsumer(_ name: String, from start: DurableConsumerStart = .end) throws -> Bool {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled("any table") }
-        try execute(sql: "INSERT OR IGNORE INTO sqlitetriggers_log_consumers(name) VALUES (?)", arguments: [name])
+        switch start {
+        case .end:
+            try execute(sql: "INSERT OR IGNORE INTO sqlitetriggers_log_consumers(name) VALUES (?)", arguments: [name])
+        case .oldestHeld:
+            try execute(sql: """
+                INSERT OR IGNORE INTO sqlitetriggers_log_consumers(name, position)
+                SELECT ?, compactedThrough FROM sqlitetriggers_log_meta
+                """, arguments: [name])
+        }
         if changesCount > 0 { return true }
         // Setting the position to itself runs the compaction trigger.
         try execute(sql: "UPDATE sqlitetriggers_log_consumers SET position = position WHERE name = ?", arguments: [name])
         return false
+    }
+
+    /// The consumer `name`: its position, how many changes wait for it,
+    /// and whether it fell behind; nil when there is no such consumer.
+    ///
+    /// ```swift
+    /// let state = try dbQueue.read { db in try db.durableConsumer("sync") }
+    /// print(state?.backlog ?? 0)
+    /// ```
+    public func durableConsumer(_ name: String) throws -> DurableConsumerState? {
+        guard try hasDurableLog(),
+              let row = try Row.fetchOne(self, sql: """
+                SELECT c.position, m.compactedThrough, m.maxBacklog,
+                  (SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log')
+                FROM sqlitetriggers_log_consumers AS c, sqlitetriggers_log_meta AS m WHERE c.name = ?
+                """, arguments: [name]) else { return nil }
+        let position: Int64 = row[0], compactedThrough: Int64 = row[1], end: Int64 = row[3]
+        return DurableConsumerState(name: name, position: position, backlog: end - position,
+                                    hasFallenBehind: position < compactedThrough, maxBacklog: row[2])
+    }
+
+    /// How many changes the log keeps for a consumer that does not read
+    /// while others do (default 1,000,000); past it, that consumer falls
+    /// behind (``DurableLogError/fellBehind(consumer:position:compactedThrough:)``).
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in try db.setDurableLogMaxBacklog(10_000) }
+    /// ```
+    public func setDurableLogMaxBacklog(_ count: Int) throws {
+        guard try hasDurableLog() else { throw DurableLogError.notInstalled("any table") }
+        guard count > 0 else {
+            throw DatabaseError(message: "setDurableLogMaxBacklog: the backlog cap must be positive, not \(count)")
+        }
+        try execute(sql: "UPDATE sqlitetriggers_log_meta SET maxBacklog = ?", arguments: [count])
     }
 
     /// Moves a consumer that fell behind to the end of the log, after the

@@ -11,8 +11,11 @@ extension DatabaseWriter {
     ///
     /// Every writer's changes arrive: this app's, its other processes',
     /// the sqlite3 shell's, a Python script's. The consumer is made at the
-    /// end of the log when it does not exist; ``DurableChange/record`` is
-    /// the row when the batch is read. The observation wakes when this
+    /// end of the log when it does not exist (start it first with
+    /// ``GRDB/Database/startDurableConsumer(_:from:)`` to choose);
+    /// ``DurableChange/record`` is the row when the batch is read. A batch
+    /// holds whole transactions, at least `limit` changes (256 by default)
+    /// when the log has them. The observation wakes when this
     /// writer commits, when another process commits (see
     /// ``DurableObservation``), when ``DurableObservation/wakeUp()`` is
     /// called (as the app becomes active), and every `pollInterval`
@@ -31,17 +34,18 @@ extension DatabaseWriter {
         to record: Record.Type,
         consumer: String,
         net: Bool = false,
+        limit: Int = 256,
         pollInterval: TimeInterval = 1,
         onError: (@Sendable (any Error) -> Void)? = nil,
         onBatch: @escaping @Sendable (Database, DurableBatch<Record>) throws -> Void
     ) throws -> DurableObservation {
-        try observeDurableChanges(to: [FeedTable(record)], consumer: consumer, net: net, pollInterval: pollInterval,
-                                  onError: onError, onBatch: onBatch)
+        try observeDurableChanges(to: [FeedTable(record)], consumer: consumer, net: net, limit: limit,
+                                  pollInterval: pollInterval, onError: onError, onBatch: onBatch)
     }
 
     /// Delivers the durable log's committed changes of `tables` to
     /// `consumer`, exactly once; see
-    /// ``observeDurableChanges(to:consumer:net:pollInterval:onError:onBatch:)-(Record.Type,_,_,_,_,_)``.
+    /// ``observeDurableChanges(to:consumer:net:limit:pollInterval:onError:onBatch:)-(Record.Type,_,_,_,_,_,_)``.
     ///
     /// ```swift
     /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
@@ -53,6 +57,7 @@ extension DatabaseWriter {
         to tables: [FeedTable<Record>],
         consumer: String,
         net: Bool = false,
+        limit: Int = 256,
         pollInterval: TimeInterval = 1,
         onError: (@Sendable (any Error) -> Void)? = nil,
         onBatch: @escaping @Sendable (Database, DurableBatch<Record>) throws -> Void
@@ -68,7 +73,7 @@ extension DatabaseWriter {
                     guard end != lastEnd else { continue }
                     while true {
                         let advanced = try await write { db -> Bool in
-                            let batch = try db.durableBatch(for: consumer, of: tables, net: net)
+                            let batch = try db.durableBatch(for: consumer, of: tables, limit: limit, net: net)
                             guard batch.advances else { return false }
                             if !batch.transactions.isEmpty { try onBatch(db, batch) }
                             try db.acknowledge(batch)
@@ -92,10 +97,14 @@ extension DatabaseWriter {
     }
 
     /// The durable log's committed changes of a record's table for
-    /// `consumer`, as an `AsyncSequence` of batches, at least once: a
-    /// batch is acknowledged when the loop asks for the next one, so work
-    /// done outside the database (an upload) that a crash interrupts is
-    /// delivered again. Apply by key, idempotently. The sequence throws
+    /// `consumer`, as an `AsyncSequence` of batches (whole transactions, at
+    /// least `limit` changes, 256 by default, when the log has them), at
+    /// least once: a batch is acknowledged when the loop asks for the next
+    /// one, so work done outside the database (an upload) that a crash
+    /// interrupts is delivered again. Apply by key, idempotently. A `break`
+    /// out of the loop, a cancelled task or an error thrown by the loop's
+    /// body leaves the batch in hand unacknowledged: the next iteration (in
+    /// this process or the next) delivers it again. The sequence throws
     /// when the consumer falls behind or the log no longer matches its
     /// table; it ends when its task is cancelled.
     ///
@@ -108,13 +117,14 @@ extension DatabaseWriter {
         to record: Record.Type,
         consumer: String,
         net: Bool = false,
+        limit: Int = 256,
         pollInterval: TimeInterval = 1
     ) -> DurableChanges<Record> {
-        durableChanges(to: [FeedTable(record)], consumer: consumer, net: net, pollInterval: pollInterval)
+        durableChanges(to: [FeedTable(record)], consumer: consumer, net: net, limit: limit, pollInterval: pollInterval)
     }
 
     /// The durable log's committed changes of `tables` for `consumer`, at
-    /// least once; see ``durableChanges(to:consumer:net:pollInterval:)-(Record.Type,_,_,_)``.
+    /// least once; see ``durableChanges(to:consumer:net:limit:pollInterval:)-(Record.Type,_,_,_,_)``.
     ///
     /// ```swift
     /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
@@ -124,9 +134,10 @@ extension DatabaseWriter {
         to tables: [FeedTable<Record>],
         consumer: String,
         net: Bool = false,
+        limit: Int = 256,
         pollInterval: TimeInterval = 1
     ) -> DurableChanges<Record> {
-        DurableChanges(writer: self, tables: tables, consumer: consumer, net: net, pollInterval: pollInterval)
+        DurableChanges(writer: self, tables: tables, consumer: consumer, net: net, limit: limit, pollInterval: pollInterval)
     }
 }
 
@@ -171,13 +182,14 @@ public final class DurableObservation: DatabaseCancellable, Sendable {
 }
 
 /// A durable log's batches as an `AsyncSequence`; see
-/// `DatabaseWriter.durableChanges(to:consumer:net:pollInterval:)`.
+/// `DatabaseWriter.durableChanges(to:consumer:net:limit:pollInterval:)`.
 public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
     public typealias Element = DurableBatch<Record>
     let writer: any DatabaseWriter
     let tables: [FeedTable<Record>]
     let consumer: String
     let net: Bool
+    let limit: Int
     let pollInterval: TimeInterval
 
     public func makeAsyncIterator() -> Iterator {
@@ -217,7 +229,8 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
                     let (read, end) = try await sequence.writer.read { db -> (DurableBatch<Record>?, Int64) in
                         let end = try db.durableLogEnd()
                         if end == drainedAt { return (nil, end) }
-                        return (try db.durableBatch(for: sequence.consumer, of: sequence.tables, net: sequence.net), end)
+                        return (try db.durableBatch(for: sequence.consumer, of: sequence.tables, limit: sequence.limit,
+                                                     net: sequence.net), end)
                     }
                     guard let read else {
                         if await wakeIterator?.next() == nil { break }

@@ -180,6 +180,50 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
                                               ["d2".databaseValue, 0.1.databaseValue]])
     }
 
+    /// Where a consumer starts, its state, the backlog cap, and `limit`.
+    @Test func theConsumerAPIStartsReportsAndCaps() async throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        try await pool.write { db in
+            try DurableNote(id: "a", title: "A").insert(db)
+            try DurableNote(id: "b", title: "B").insert(db)
+            // "all" first: the first consumer at the end would let the log
+            // compact everything before it.
+            #expect(try db.startDurableConsumer("all", from: .oldestHeld))
+            #expect(try db.startDurableConsumer("late"))
+            #expect(try db.startDurableConsumer("all", from: .end) == false)     // exists: unchanged
+        }
+        try await pool.write { db in try DurableNote(id: "c", title: "C").insert(db) }
+        let late = try await pool.read { db in try db.durableConsumer("late") }
+        #expect(late == DurableConsumerState(name: "late", position: 2, backlog: 1, hasFallenBehind: false,
+                                             maxBacklog: 1_000_000))
+        #expect(try await pool.read { db in try db.durableConsumer("all")?.backlog } == 3)
+        #expect(try await pool.read { db in try db.durableConsumer("nobody") } == nil)
+        // limit: 1 still gives the first transaction whole.
+        let first = try await pool.read { db in try db.durableBatch(for: "all", of: FeedTable(DurableNote.self), limit: 1) }
+        #expect(first.changes.map(\.record?.id) == ["a", "b"])
+        // A cap of 1: once "all" reads to the end, "late" (2 behind) falls behind.
+        try await pool.write { db in
+            try DurableNote(id: "d", title: "D").insert(db)
+            try db.setDurableLogMaxBacklog(1)
+            try db.acknowledge(db.durableBatch(for: "all", of: FeedTable(DurableNote.self), limit: 100))
+        }
+        #expect(try await pool.read { db in try db.durableConsumer("all")?.hasFallenBehind } == false)
+        #expect(try await pool.read { db in try db.durableConsumer("late")?.hasFallenBehind } == true)
+        await #expect(throws: DatabaseError.self) { try await pool.write { db in try db.setDurableLogMaxBacklog(0) } }
+        // A break leaves the batch in hand unacknowledged: it comes again.
+        try await pool.write { db in
+            try db.startDurableConsumer("upload")
+            try DurableNote(id: "e", title: "E").insert(db)
+        }
+        for _ in 1...2 {
+            for try await batch in pool.durableChanges(to: DurableNote.self, consumer: "upload") {
+                #expect(batch.changes.map(\.record?.id) == ["e"])
+                break
+            }
+        }
+    }
+
     @Test func aConsumerReadsOnlyItsTablesAndSkipsTheRest() throws {
         let (pool, _, cleanup) = try makeFile()
         defer { cleanup() }
