@@ -9,7 +9,7 @@ import SQLiteTriggersGRDB
 enum ReadmeDurableLog {
     struct Reminder: Codable, FetchableRecord, PersistableRecord, Sendable {
         static let databaseTableName = "reminders"
-        var id: String
+        var id: UUID
         var title: String
     }
 
@@ -24,11 +24,15 @@ enum ReadmeDurableLog {
         try migrator.migrate(dbPool)
 
         // Exactly once: what the closure writes and the consumer's position commit together.
-        let search = try dbPool.observeDurableChanges(to: Reminder.self, consumer: "search") { db, batch in
+        let search = try dbPool.observeDurableChanges(to: Reminder.self, consumer: "search", onError: { error in
+            print("search index stopped:", error)     // fell behind, or the log no longer matches its table
+        }) { db, batch in
             for change in batch.changes {
+                // change.key is the key as the table stores it (a UUID as GRDB's 16 bytes, or text): use it on both sides.
                 try db.execute(sql: "DELETE FROM searchIndex WHERE id = ?", arguments: StatementArguments(change.key))
                 if let reminder = change.record {
-                    try db.execute(sql: "INSERT INTO searchIndex(id, title) VALUES (?, ?)", arguments: [reminder.id, reminder.title])
+                    try db.execute(sql: "INSERT INTO searchIndex(id, title) VALUES (?, ?)",
+                                   arguments: StatementArguments(change.key + [reminder.title.databaseValue]))
                 }
             }
         }

@@ -20,8 +20,8 @@ import Testing
         let dbPool = try DatabasePool(path: path, configuration: installingConfiguration())
         try await dbPool.write { db in
             try db.execute(sql: """
-                CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL);
-                CREATE TABLE searchIndex(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL);
+                CREATE TABLE reminders(id BLOB PRIMARY KEY NOT NULL, title TEXT NOT NULL);
+                CREATE TABLE searchIndex(id PRIMARY KEY NOT NULL, title TEXT NOT NULL);
                 """)
         }
         let uploaded = Locked([String]())
@@ -38,20 +38,26 @@ import Testing
             if consumers == 2 { break }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
-        try await dbPool.write { db in try ReadmeDurableLog.Reminder(id: "r1", title: "Buy milk").insert(db) }
+        // UUID keys as GRDB stores them (16-byte blobs), a title changed by
+        // the app, and a row from the shell: the index follows every one.
+        let milk = ReadmeDurableLog.Reminder(id: UUID(), title: "Buy milk")
+        try await dbPool.write { db in try milk.insert(db) }
+        let oatMilk = ReadmeDurableLog.Reminder(id: milk.id, title: "Buy oat milk")
+        try await dbPool.write { db in try oatMilk.update(db) }
         let shell = try runProcess(URL(fileURLWithPath: "/usr/bin/env"),
                                    ["sqlite3", "-cmd", ".timeout 10000", path,   // the app's consumers write too
-                                    "INSERT INTO reminders VALUES ('r2', 'Call Sam')"])
+                                    "INSERT INTO reminders VALUES (x'00112233445566778899aabbccddeeff', 'Call Sam')"])
         #expect(shell.status == 0, "\(shell.output)")
         var index: [String] = []
-        for _ in 0..<3000 {       // up to 30 s: the consumers poll each second, on two shared cores
-            index = try await dbPool.read { db in try String.fetchAll(db, sql: "SELECT title FROM searchIndex ORDER BY id") }
-            if index.count == 2 && uploaded.value.count == 2 { break }
+        for _ in 0..<3000 {       // up to 30 s, on two shared cores
+            index = try await dbPool.read { db in try String.fetchAll(db, sql: "SELECT title FROM searchIndex ORDER BY title") }
+            if index == ["Buy oat milk", "Call Sam"] && uploaded.value.contains("inserted Call Sam") { break }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
         example.cancel()
         _ = await example.result
-        #expect(index == ["Buy milk", "Call Sam"])
-        #expect(uploaded.value == ["inserted Buy milk", "inserted Call Sam"])
+        #expect(index == ["Buy oat milk", "Call Sam"])
+        #expect(try await dbPool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM searchIndex WHERE typeof(id) = 'blob'") } == 2)
+        #expect(uploaded.value.contains("inserted Call Sam") && uploaded.value.contains { $0.hasSuffix("Buy oat milk") })
     }
 }
