@@ -605,15 +605,30 @@ static int logEnsureShared(sqlite3 *db, char **pzErr){
 }
 
 /* The id of the log whose insert trigger is on main.zTable, or of its
-** registration under that name; 0 when neither exists. */
+** registration under that name; 0 when neither exists.  A registration of
+** that name whose triggers are on another table (it was renamed, and a new
+** table took its name) is first renamed to follow its triggers, so that
+** installing the new table never takes the renamed one's log away. */
 static int logTableId(sqlite3 *db, const char *zTable, int *pRc){
-  char *zId = logQueryText(db,
+  char *zId;
+  int iId;
+  if( *pRc==SQLITE_OK ){
+    char *zFollow = sqlite3_mprintf(
+        "UPDATE sqlitetriggers_log_tables SET tableName = (SELECT tbl_name FROM sqlite_schema"
+        " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert')"
+        " WHERE tableName = %Q COLLATE NOCASE AND (SELECT tbl_name FROM sqlite_schema"
+        " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert') <> %Q COLLATE NOCASE",
+        zTable, zTable);
+    *pRc = zFollow ? sqlite3_exec(db, zFollow, 0, 0, 0) : SQLITE_NOMEM;
+    sqlite3_free(zFollow);
+  }
+  zId = logQueryText(db,
       "SELECT coalesce((SELECT CAST(substr(name, 20, length(name) - 26) AS INTEGER)"
       " FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE"
       " AND name GLOB 'sqlitetriggers_log_[0-9]*_insert'),"
       " (SELECT id FROM sqlitetriggers_log_tables WHERE tableName = ?1 COLLATE NOCASE), 0)",
       zTable, pRc);
-  int iId = zId ? atoi(zId) : 0;
+  iId = zId ? atoi(zId) : 0;
   sqlite3_free(zId);
   return iId;
 }
@@ -783,7 +798,7 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
   int rc;
   *pnTable = 0;
   rc = sqlite3_prepare_v2(db, "SELECT id, tableName, (SELECT tbl_name FROM sqlite_schema"
-      " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert')"
+      " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert'), keyColumns"
       " FROM sqlitetriggers_log_tables ORDER BY id", -1, &pStmt, 0);
   while( rc==SQLITE_OK && zStale==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
     int iTable = sqlite3_column_int(pStmt, 0), i;
@@ -802,6 +817,15 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
     if( rc==SQLITE_ERROR ){
       zStale = sqlite3_mprintf("the log of \"%s\" cannot work: %s", zName, zErr);
       rc = SQLITE_OK;
+    }else if( rc==SQLITE_OK ){
+      /* The key as registered: consumers read it (RENAME COLUMN rewrites
+      ** the triggers, not this). */
+      const char *zKeys = (const char*)sqlite3_column_text(pStmt, 3);
+      if( zKeys==0 || strcmp(zKeys, sqlite3_str_value(tab.pKeyColumns))!=0 ){
+        zStale = sqlite3_mprintf("the key of \"%s\" is now %s, not %s as registered (a column "
+            "renamed?): call sqlitetriggers_log_install('%q')", zName,
+            sqlite3_str_value(tab.pKeyColumns), zKeys ? zKeys : "NULL", zName);
+      }
     }
     for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK && zStale==0; i++){
       char *zWant = logTriggerSql(&tab, iTable, i, &rc);

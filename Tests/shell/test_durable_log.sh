@@ -369,3 +369,30 @@ SELECT name, position FROM sqlitetriggers_log_consumers;" \
 Runtime error near line 5: sqlitetriggers_log: a consumer's position cannot pass the end of the log (19)
 Runtime error near line 7: sqlitetriggers_log: a consumer's position only moves forward (19)
 sync|2"
+
+check "a new table under a logged table's old name gets a log of its own; the renamed table keeps its log" \
+  "CREATE TABLE notes(id INTEGER PRIMARY KEY, body);
+SELECT sqlitetriggers_log_install('notes');
+ALTER TABLE notes RENAME TO old_notes;
+CREATE TABLE notes(id INTEGER PRIMARY KEY, body);
+SELECT sqlitetriggers_log_install('notes');
+INSERT INTO old_notes(body) VALUES ('old');
+INSERT INTO notes(body) VALUES ('new');
+SELECT group_concat(tableName || ' ' || kind, ', ') FROM sqlitetriggers_changes;
+SELECT group_concat(id || ' ' || tableName, ', ') FROM sqlitetriggers_log_tables;
+SELECT sqlitetriggers_log_check();" \
+  "1
+2
+old_notes insert, notes insert
+1 old_notes, 2 notes
+2"
+
+check "after RENAME COLUMN of a key, check() names the table until it is installed again" \
+  "CREATE TABLE notes(id INTEGER PRIMARY KEY, body);
+SELECT sqlitetriggers_log_install('notes');
+ALTER TABLE notes RENAME COLUMN id TO uid;
+SELECT sqlitetriggers_log_check();
+SELECT sqlitetriggers_log_install('notes'), sqlitetriggers_log_check(), keyColumns FROM sqlitetriggers_log_tables;" \
+  "1
+Runtime error near line 5: sqlitetriggers_log_check: the key of \"notes\" is now [\"uid\"], not [\"id\"] as registered (a column renamed?): call sqlitetriggers_log_install('notes')
+1|1|[\"uid\"]"
