@@ -285,6 +285,18 @@ extension Database {
         try durableBatch(for: consumer, of: [table], limit: limit, net: net)
     }
 
+    /// Reads the next changes of a record's table, as the observers take
+    /// it; see ``durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``.
+    ///
+    /// ```swift
+    /// let batch = try dbQueue.read { db in try db.durableBatch(for: "sync", of: Reminder.self) }
+    /// ```
+    public func durableBatch<Record: FetchableRecord & TableRecord>(
+        for consumer: String, of record: Record.Type, limit: Int = 256, net: Bool = false
+    ) throws -> DurableBatch<Record> {
+        try durableBatch(for: consumer, of: [FeedTable(record)], limit: limit, net: net)
+    }
+
     /// Reads the next changes of several tables whose rows decode to one
     /// type (an enum of your records, say); see
     /// ``durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``.

@@ -90,7 +90,7 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
     @Test func changesComeInTransactionsKnownOnlyForWritersWithTheExtension() throws {
         let (pool, plain, cleanup) = try makeFile()
         defer { cleanup() }
-        try pool.write { db in try db.startDurableConsumer("sync") }
+        try pool.write { db in _ = try db.startDurableConsumer("sync") }
         try pool.write { db in
             try DurableNote(id: "a", title: "A").insert(db)
             try DurableNote(id: "b", title: "B").insert(db)
@@ -111,7 +111,7 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
     @Test func aBatchHoldsWholeTransactionsPastItsLimit() throws {
         let (pool, _, cleanup) = try makeFile()
         defer { cleanup() }
-        try pool.write { db in try db.startDurableConsumer("sync") }
+        try pool.write { db in _ = try db.startDurableConsumer("sync") }
         try pool.write { db in
             for i in 0..<5 { try DurableNote(id: "n\(i)", title: "t\(i)").insert(db) }
         }
@@ -202,6 +202,9 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         // limit: 1 still gives the first transaction whole.
         let first = try await pool.read { db in try db.durableBatch(for: "all", of: FeedTable(DurableNote.self), limit: 1) }
         #expect(first.changes.map(\.record?.id) == ["a", "b"])
+        // The record type names its table, as the observers take it.
+        let same = try await pool.read { db in try db.durableBatch(for: "all", of: DurableNote.self, limit: 1) }
+        #expect(same.changes.map(\.record) == first.changes.map(\.record) && same.position == first.position)
         // A cap of 1: once "all" reads to the end, "late" (2 behind) falls behind.
         try await pool.write { db in
             try DurableNote(id: "d", title: "D").insert(db)
@@ -365,7 +368,7 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
             try? FileManager.default.removeItem(at: folder)
         }
         for file in ["db.sqlite", "other.sqlite"] {
-            FileManager.default.createFile(atPath: folder.appendingPathComponent(file).path, contents: Data())
+            _ = FileManager.default.createFile(atPath: folder.appendingPathComponent(file).path, contents: Data())
         }
         let name = DurableObservation.notificationName(forDatabaseAt: folder.path + "/db.sqlite")
         #expect(name?.hasPrefix("sqlitetriggers.durable-log.") == true)

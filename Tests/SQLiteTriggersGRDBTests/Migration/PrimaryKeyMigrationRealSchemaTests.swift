@@ -16,7 +16,7 @@ import Testing
     }
 
     func migrate(_ dbQueue: DatabaseQueue, _ tables: [String]) throws {
-        try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: tables) }
+        _ = try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: tables) }
     }
 
     @Test func singleQuotedNamesAreNamesToo() throws {

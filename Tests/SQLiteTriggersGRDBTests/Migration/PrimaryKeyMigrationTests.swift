@@ -81,7 +81,7 @@ func relations(_ db: Database) throws -> [String] {
         let dbQueue = try makeQueue()
         let before = try dbQueue.read(relations)
         #expect(before.count == 10)
-        try dbQueue.writeWithoutTransaction { db in
+        _ = try dbQueue.writeWithoutTransaction { db in
             try migratePrimaryKeys(db, tables: reminderTables, uuidFunction: .uuidv7)
         }
         try dbQueue.write { db in
@@ -242,7 +242,7 @@ func relations(_ db: Database) throws -> [String] {
             INSERT INTO items("unique", list, label) VALUES (1, 1, 'x'), (2, 2, 'yy'), (3, NULL, 'zzz');
             INSERT INTO links VALUES (1, 'p'), (2, 'q');
             """)
-        try dbQueue.writeWithoutTransaction { db in
+        _ = try dbQueue.writeWithoutTransaction { db in
             try migratePrimaryKeys(db, tables: ["LISTS", "items", "links"])
         }
         let (schema, rows) = try dbQueue.read { db in
