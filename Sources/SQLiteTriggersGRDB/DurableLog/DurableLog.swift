@@ -30,7 +30,10 @@ public struct DurableChange<Record> {
     /// The table, as installed.
     public var table: String
     public var kind: Kind
-    /// The row's primary key: one value per key column, in key order.
+    /// The row's primary key: one value per key column, in key order, as
+    /// the table stores it (a UUID as GRDB's 16 bytes, or as text). Bind it
+    /// as it is (`StatementArguments(change.key)`) to find the row, or read
+    /// it typed with ``key(as:)``.
     public var key: [DatabaseValue]
     /// The row as it is when the batch was read; nil when it no longer
     /// exists.
@@ -47,6 +50,22 @@ public struct DurableChange<Record> {
 
 extension DurableChange: Sendable where Record: Sendable {}
 extension DurableChange: Equatable where Record: Equatable {}
+
+extension DurableChange {
+    /// A one-column key as `Key`, decoded as GRDB decodes a column: a
+    /// `UUID` from 16 bytes or from text, an `Int64`, a `String`. Nil for a
+    /// composite key, or a value `Key` cannot decode.
+    ///
+    /// ```swift
+    /// func deletedID(_ change: DurableChange<Reminder>) -> UUID? {
+    ///     change.kind == .deleted ? change.key(as: UUID.self) : nil
+    /// }
+    /// ```
+    public func key<Key: DatabaseValueConvertible>(as type: Key.Type) -> Key? {
+        guard key.count == 1 else { return nil }
+        return Key.fromDatabaseValue(key[0])
+    }
+}
 
 /// Where a new durable consumer starts; see
 /// ``GRDB/Database/startDurableConsumer(_:from:)``.

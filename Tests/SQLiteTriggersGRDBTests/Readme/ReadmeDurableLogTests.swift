@@ -60,4 +60,28 @@ import Testing
         #expect(try await dbPool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM searchIndex WHERE typeof(id) = 'blob'") } == 2)
         #expect(uploaded.value.contains("inserted Call Sam") && uploaded.value.contains { $0.hasSuffix("Buy oat milk") })
     }
+
+    /// A change's key, typed: a UUID stored as GRDB's 16 bytes or as text.
+    @Test func keysReadAsTheRecordsOwnType() throws {
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        let dbQueue = try DatabaseQueue(path: path, configuration: installingConfiguration())
+        let id = UUID()
+        let batch = try dbQueue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE reminders(id BLOB PRIMARY KEY NOT NULL, title TEXT NOT NULL);
+                CREATE TABLE tagged(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL);
+                CREATE TABLE pairs(a INT NOT NULL, b INT NOT NULL, PRIMARY KEY(a, b));
+                """)
+            try db.installDurableLog(for: ["reminders", "tagged", "pairs"])
+            try db.startDurableConsumer("keys")
+            try ReadmeDurableLog.Reminder(id: id, title: "blob key").insert(db)
+            try db.execute(sql: "INSERT INTO tagged VALUES (?, 'text key')", arguments: [id.uuidString.lowercased()])
+            try db.execute(sql: "INSERT INTO pairs VALUES (1, 2)")
+            return try db.durableBatch(for: "keys", of: [FeedTable("reminders") { _ in () }, FeedTable("tagged") { _ in () },
+                                                         FeedTable("pairs") { _ in () }])
+        }
+        #expect(batch.changes.map { $0.key(as: UUID.self) } == [id, id, nil])
+        #expect(batch.changes.map { $0.key(as: String.self) } == [nil, id.uuidString.lowercased(), nil])
+    }
 }
