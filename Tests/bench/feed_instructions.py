@@ -73,9 +73,14 @@ def main():
         print(f"ROW\tchange feed, instructions per {kind} row ({form}), net of the bare write"
               f"\tobserveChanges\t{feed}\tGRDB TransactionObserver rowids + fetch after commit"
               f"\t{peer}\tinstructions\t", flush=True)
+        # The target: GRDB's observer gives less (no old values, and it is
+        # not exact), so ours may cost up to 2.0 of it, 2.7 for an update's
+        # two records; the peer that delivers the same (the session, above)
+        # is held to 1.0.
+        target = 2.7 if kind == "updated" else 2.0
         print(f"ROW\tchange feed transport, instructions per {kind} row ({form}), net of decoding its records"
               f"\tobserveChanges ({records} record{'s' if records > 1 else ''})\t{feed - records * decode}"
-              f"\tGRDB TransactionObserver rowids + fetch (1 record)\t{peer - decode}\tinstructions\t1.0", flush=True)
+              f"\tGRDB TransactionObserver rowids + fetch (1 record)\t{peer - decode}\tinstructions\t{target}", flush=True)
     return 0
 
 
