@@ -159,12 +159,19 @@ $(BUILD)/bench_callback: Tests/bench/callback.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
 	$(CC) -O2 -DNDEBUG -DSQLITE_CORE -Iext/include $(WARN) -o $@ Tests/bench/callback.c \
 	  $(EXT_SRC) -lsqlite3 -lpthread -ldl
 
-bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(VENV)/.ready
+# Stamping the durable log's transactions, counted by callgrind
+# (Tests/bench/stamp_instructions.py).
+$(BUILD)/bench_stamp: Tests/bench/stamp.c $(EXT_SRC) $(EXT_HDR) | $(BUILD)
+	$(CC) -O2 -DNDEBUG -DSQLITE_CORE -Iext/include $(WARN) -o $@ Tests/bench/stamp.c \
+	  $(EXT_SRC) -lsqlite3 -lpthread -ldl
+
+bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(BUILD)/bench_stamp $(VENV)/.ready
 	@swift build -c release --product sqlitetriggers-bench 2>&1 | tail -n 1
 	@{ $(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so; \
 	   $(BUILD)/bench_callback; \
 	   BENCH_PYTHON=$(PYTHON) BENCH_EXTENSION=$(BUILD)/libsqlitetriggers .build/release/sqlitetriggers-bench; \
 	   $(PYTHON) Tests/bench/feed_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
+	   $(PYTHON) Tests/bench/stamp_instructions.py $(BUILD)/bench_stamp; \
 	 } | $(PYTHON) Tests/bench/report.py --markdown $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
 

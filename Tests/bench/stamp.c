@@ -1,0 +1,96 @@
+/*
+** make bench: what stamping the durable log's transactions costs, in
+** instructions (Tests/bench/stamp_instructions.py runs this under
+** callgrind, counting only measuredWrites()).
+**
+**   bench_stamp VARIANT WRITE ROWS
+**
+** A connection with the extension registered writes ROWS rows, a statement
+** per row (prepared once), 100 per transaction, into a table that has
+**   VARIANT 0: the durable log (its triggers stamp every change), or
+**   VARIANT 1: the same triggers written by hand, which stamp nothing.
+** WRITE 0 inserts, 1 updates, 2 deletes (the rows are inserted first,
+** outside the count).  Time on a shared machine drifts by tens of percent;
+** instructions do not.
+*/
+#include "sqlitetriggers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char zSchema[] =
+  "CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0);";
+
+/* The information the log records, by hand (as in DurableLogSuite.swift). */
+static const char zByHand[] =
+  "CREATE TABLE crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tableName TEXT NOT NULL, kind INTEGER NOT NULL, rowKey);"
+  "CREATE TRIGGER crud_insert AFTER INSERT ON reminders BEGIN"
+  "  INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 1, new.id); END;"
+  "CREATE TRIGGER crud_update AFTER UPDATE ON reminders BEGIN"
+  "  INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 3, old.id WHERE old.id IS NOT new.id;"
+  "  INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', CASE WHEN old.id IS NOT new.id THEN 1 ELSE 2 END, new.id); END;"
+  "CREATE TRIGGER crud_delete AFTER DELETE ON reminders BEGIN"
+  "  INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 3, old.id); END;";
+
+static void check(int rc, sqlite3 *db){
+  if( rc!=SQLITE_OK && rc!=SQLITE_DONE && rc!=SQLITE_ROW ){
+    fprintf(stderr, "bench_stamp: %s\n", sqlite3_errmsg(db));
+    exit(1);
+  }
+}
+
+/* The writes counted; not inlined, so that callgrind can toggle on it. */
+__attribute__((noinline)) void measuredWrites(sqlite3 *db, sqlite3_stmt *pStmt, int nRow){
+  int i;
+  for(i=0; i<nRow; i++){
+    if( i%100==0 ) check(sqlite3_exec(db, "BEGIN", 0, 0, 0), db);
+    sqlite3_bind_int(pStmt, 1, i);
+    check(sqlite3_step(pStmt), db);
+    sqlite3_reset(pStmt);
+    if( i%100==99 || i==nRow-1 ) check(sqlite3_exec(db, "COMMIT", 0, 0, 0), db);
+  }
+}
+
+int main(int argc, char **argv){
+  static const char *const azWrite[] = {
+    "INSERT INTO reminders(id, title) VALUES ('r' || ?1, 'Buy milk')",
+    "UPDATE reminders SET title = 'Buy oat milk', status = 1 WHERE id = 'r' || ?1",
+    "DELETE FROM reminders WHERE id = 'r' || ?1",
+  };
+  sqlite3 *db = 0;
+  sqlite3_stmt *pStmt = 0;
+  int variant, write, nRow;
+  if( argc!=4 ){
+    fprintf(stderr, "usage: bench_stamp VARIANT WRITE ROWS\n");
+    return 2;
+  }
+  variant = atoi(argv[1]);
+  write = atoi(argv[2]);
+  nRow = atoi(argv[3]);
+  if( write<0 || write>2 || nRow<1 ) return 2;
+  check(sqlite3_open(":memory:", &db), db);
+  check(sqlitetriggers_register(db), db);
+  check(sqlite3_exec(db, zSchema, 0, 0, 0), db);
+  check(sqlite3_exec(db, variant==0 ? "SELECT sqlitetriggers_log_install('reminders');"
+                                     "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');"
+                                   : zByHand, 0, 0, 0), db);
+  if( write>0 ){
+    check(sqlite3_prepare_v2(db, azWrite[0], -1, &pStmt, 0), db);
+    {
+      int i;
+      check(sqlite3_exec(db, "BEGIN", 0, 0, 0), db);
+      for(i=0; i<nRow; i++){
+        sqlite3_bind_int(pStmt, 1, i);
+        check(sqlite3_step(pStmt), db);
+        sqlite3_reset(pStmt);
+      }
+      check(sqlite3_exec(db, "COMMIT", 0, 0, 0), db);
+    }
+    sqlite3_finalize(pStmt);
+  }
+  check(sqlite3_prepare_v2(db, azWrite[write], -1, &pStmt, 0), db);
+  measuredWrites(db, pStmt, nRow);
+  sqlite3_finalize(pStmt);
+  sqlite3_close(db);
+  return 0;
+}

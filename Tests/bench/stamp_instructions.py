@@ -1,0 +1,51 @@
+"""make bench: stamping the durable log's transactions, in instructions.
+
+Runs Tests/bench/stamp.c (build/bench_stamp) under callgrind, counting
+only its measured writes, for the durable log and for the same triggers by
+hand, both on a connection with the extension, over two row counts so that
+what is counted once cancels out.  The log's triggers stamp each change
+with its transaction; the hand-written ones stamp nothing: the ratio is
+stamping's cost (target 1.05).
+
+Usage: stamp_instructions.py BENCH_STAMP; prints ROW lines for report.py,
+or nothing (and says why) without valgrind.
+"""
+import shutil
+import subprocess
+import sys
+
+WRITES = ("inserted", "updated", "deleted")
+
+
+def count(binary, variant, write, rows):
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                          "--toggle-collect=measuredWrites", binary, str(variant), str(write), str(rows)],
+                         capture_output=True, text=True)
+    for line in run.stderr.splitlines():
+        if "Collected" in line and run.returncode == 0:
+            return int(line.split()[-1])
+    raise RuntimeError(f"callgrind counted nothing in the measured writes: {run.stderr[-800:]}")
+
+
+def per_row(binary, variant, write):
+    return (count(binary, variant, write, 6_000) - count(binary, variant, write, 2_000)) / 4_000
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if not shutil.which("valgrind"):
+        print("valgrind is not installed: no stamping instruction counts", file=sys.stderr)
+        return 0
+    for write, kind in enumerate(WRITES):
+        log, by_hand = per_row(sys.argv[1], 0, write), per_row(sys.argv[1], 1, write)
+        print(f"ROW\tdurable log, instructions per {kind} row (a statement per row, 100 per transaction, callgrind)"
+              f"\tdurable log, a connection with SQLiteTriggers (stamps transactions)\t{log}"
+              f"\tthe same triggers by hand (no stamps), a connection with SQLiteTriggers\t{by_hand}"
+              f"\tinstructions\t1.05", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
