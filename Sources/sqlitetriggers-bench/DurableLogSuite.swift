@@ -119,15 +119,18 @@ func durableLogSuite() throws {
             }
         }
     }
+    // In time, for information: times on this shared machine drift by
+    // several percent between runs, so the targets (1.0 against the same
+    // triggers by hand, 1.05 for stamping) are on the instruction counts of
+    // Tests/bench/stamp_instructions.py.
     for (kind, (write, _)) in writes.enumerated() {
         let what = "durable log, per \(write == "insert" ? "inserted" : write + "d") row (a statement per row, \(rowsPerTransaction) per transaction)"
-        report(what, ours: variants[1].name, best[1][kind], peer: variants[2].name, best[2][kind], unit: "ns", target: 1.0)
+        report(what, ours: variants[1].name, best[1][kind], peer: variants[2].name, best[2][kind], unit: "ns")
         report(what, ours: variants[1].name, best[1][kind], peer: variants[3].name, best[3][kind], unit: "ns")
         report(what, ours: variants[1].name, best[1][kind], peer: variants[0].name, best[0][kind], unit: "ns")
         // Stamping's own cost: the same connection (with SQLiteTriggers)
         // against the same triggers by hand, which do not stamp.
-        report(what, ours: variants[4].name, best[4][kind], peer: variants[5].name, best[5][kind], unit: "ns",
-               target: 1.05)
+        report(what, ours: variants[4].name, best[4][kind], peer: variants[5].name, best[5][kind], unit: "ns")
         report(what, ours: variants[4].name, best[4][kind], peer: variants[1].name, best[1][kind], unit: "ns")
     }
     try durableReadSuite(variants[1])

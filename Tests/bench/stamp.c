@@ -5,10 +5,17 @@
 **
 **   bench_stamp VARIANT WRITE ROWS
 **
-** A connection with the extension registered writes ROWS rows, a statement
-** per row (prepared once), 100 per transaction, into a table that has
-**   VARIANT 0: the durable log (its triggers stamp every change), or
-**   VARIANT 1: the same triggers written by hand, which stamp nothing.
+** A connection writes ROWS rows, a statement per row (prepared once), 100
+** per transaction, into a table that has
+**   VARIANT 0: the durable log, on a connection with the extension (its
+**              triggers stamp every change with the transaction);
+**   VARIANT 1: the same triggers written by hand, which stamp nothing, on a
+**              connection with the extension;
+**   VARIANT 2: the durable log, on a connection without the extension (a
+**              writer in another process: no stamps);
+**   VARIANT 3: the same triggers by hand, on a connection without it.
+** The file is a temporary one, so that a connection without the extension
+** can open what one with it installed.
 ** WRITE 0 inserts, 1 updates, 2 deletes (the rows are inserted first,
 ** outside the count).  Time on a shared machine drifts by tens of percent;
 ** instructions do not.
@@ -17,6 +24,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static const char zSchema[] =
   "CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0);";
@@ -60,6 +68,7 @@ int main(int argc, char **argv){
   sqlite3 *db = 0;
   sqlite3_stmt *pStmt = 0;
   int variant, write, nRow;
+  char zPath[64];
   if( argc!=4 ){
     fprintf(stderr, "usage: bench_stamp VARIANT WRITE ROWS\n");
     return 2;
@@ -67,13 +76,21 @@ int main(int argc, char **argv){
   variant = atoi(argv[1]);
   write = atoi(argv[2]);
   nRow = atoi(argv[3]);
-  if( write<0 || write>2 || nRow<1 ) return 2;
-  check(sqlite3_open(":memory:", &db), db);
+  if( variant<0 || variant>3 || write<0 || write>2 || nRow<1 ) return 2;
+  snprintf(zPath, sizeof(zPath), "/tmp/bench_stamp_%d.db", (int)getpid());
+  remove(zPath);
+  check(sqlite3_open(zPath, &db), db);
   check(sqlitetriggers_register(db), db);
+  check(sqlite3_exec(db, "PRAGMA journal_mode = WAL", 0, 0, 0), db);
   check(sqlite3_exec(db, zSchema, 0, 0, 0), db);
-  check(sqlite3_exec(db, variant==0 ? "SELECT sqlitetriggers_log_install('reminders');"
-                                     "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');"
-                                   : zByHand, 0, 0, 0), db);
+  check(sqlite3_exec(db, variant%2==0 ? "SELECT sqlitetriggers_log_install('reminders');"
+                                       "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');"
+                                     : zByHand, 0, 0, 0), db);
+  if( variant>=2 ){
+    sqlite3_close(db);
+    check(sqlite3_open(zPath, &db), db);
+  }
+  check(sqlite3_exec(db, "PRAGMA synchronous = OFF", 0, 0, 0), db);
   if( write>0 ){
     check(sqlite3_prepare_v2(db, azWrite[0], -1, &pStmt, 0), db);
     {
@@ -92,5 +109,11 @@ int main(int argc, char **argv){
   measuredWrites(db, pStmt, nRow);
   sqlite3_finalize(pStmt);
   sqlite3_close(db);
+  remove(zPath);
+  {
+    char zSide[80];
+    snprintf(zSide, sizeof(zSide), "%s-wal", zPath); remove(zSide);
+    snprintf(zSide, sizeof(zSide), "%s-shm", zPath); remove(zSide);
+  }
   return 0;
 }

@@ -5,7 +5,9 @@ only its measured writes, for the durable log and for the same triggers by
 hand, both on a connection with the extension, over two row counts so that
 what is counted once cancels out.  The log's triggers stamp each change
 with its transaction; the hand-written ones stamp nothing: the ratio is
-stamping's cost (target 1.05).
+stamping's cost (target 1.05).  Then the same on a connection without the
+extension, as another process writes: the log against the same triggers by
+hand (target 1.0).
 
 Usage: stamp_instructions.py BENCH_STAMP; prints ROW lines for report.py,
 or nothing (and says why) without valgrind.
@@ -39,11 +41,15 @@ def main():
         print("valgrind is not installed: no stamping instruction counts", file=sys.stderr)
         return 0
     for write, kind in enumerate(WRITES):
+        what = f"durable log, instructions per {kind} row (a statement per row, 100 per transaction, callgrind)"
         log, by_hand = per_row(sys.argv[1], 0, write), per_row(sys.argv[1], 1, write)
-        print(f"ROW\tdurable log, instructions per {kind} row (a statement per row, 100 per transaction, callgrind)"
-              f"\tdurable log, a connection with SQLiteTriggers (stamps transactions)\t{log}"
-              f"\tthe same triggers by hand (no stamps), a connection with SQLiteTriggers\t{by_hand}"
+        print(f"ROW\t{what}\tdurable log, a writer with SQLiteTriggers (stamps transactions)\t{log}"
+              f"\tthe same triggers by hand (no stamps), a writer with SQLiteTriggers\t{by_hand}"
               f"\tinstructions\t1.05", flush=True)
+        log, by_hand = per_row(sys.argv[1], 2, write), per_row(sys.argv[1], 3, write)
+        print(f"ROW\t{what}\tdurable log, a writer without the extension\t{log}"
+              f"\thand-written triggers recording table, key, kind\t{by_hand}"
+              f"\tinstructions\t1.0", flush=True)
     return 0
 
 
