@@ -20,6 +20,8 @@ import shutil
 import subprocess
 import sys
 
+import callgrind_rows
+
 # sqlitetriggers-bench's feedWrites; deletes have no GRDB peer (a deleted
 # row cannot be fetched).
 WRITES = {0: ("inserted", "one statement"), 1: ("updated", "one statement"), 2: ("deleted", "one statement"),
@@ -28,22 +30,9 @@ WRITES = {0: ("inserted", "one statement"), 1: ("updated", "one statement"), 2: 
 VARIANTS = {"bare": 0, "feed": 1, "peer": 2, "session": 3, "decode": 4, "step": 5}
 
 
-def count(binary, variant, write, rows):
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                          "--toggle-collect=$s20sqlitetriggers_bench17measuredFeedWrite*",
-                          binary, "--change-feed-write", str(variant), str(write), str(rows)],
-                         capture_output=True, text=True)
-    for line in run.stderr.splitlines():
-        if "Collected" in line:
-            collected = int(line.split()[-1])
-            if run.returncode != 0 or collected == 0:
-                break
-            return collected
-    raise RuntimeError(f"callgrind counted nothing in the measured write: {run.stderr[-800:]}")
-
-
 def per_row(binary, variant, write):
-    return (count(binary, variant, write, 6_000) - count(binary, variant, write, 2_000)) / 4_000
+    return callgrind_rows.per_row([binary, "--change-feed-write", str(variant), str(write)],
+                                  "$s20sqlitetriggers_bench17measuredFeedWrite*")
 
 
 def main():

@@ -13,24 +13,15 @@ Usage: stamp_instructions.py BENCH_STAMP; prints ROW lines for report.py,
 or nothing (and says why) without valgrind.
 """
 import shutil
-import subprocess
 import sys
+
+import callgrind_rows
 
 WRITES = ("inserted", "updated", "deleted")
 
 
-def count(binary, variant, write, rows):
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                          "--toggle-collect=measuredWrites", binary, str(variant), str(write), str(rows)],
-                         capture_output=True, text=True)
-    for line in run.stderr.splitlines():
-        if "Collected" in line and run.returncode == 0:
-            return int(line.split()[-1])
-    raise RuntimeError(f"callgrind counted nothing in the measured writes: {run.stderr[-800:]}")
-
-
 def per_row(binary, variant, write):
-    return (count(binary, variant, write, 6_000) - count(binary, variant, write, 2_000)) / 4_000
+    return callgrind_rows.per_row([binary, str(variant), str(write)], "measuredWrites")
 
 
 def main():

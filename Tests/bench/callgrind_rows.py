@@ -1,0 +1,25 @@
+"""make bench: instructions per row, counted by callgrind inside one function.
+
+Shared by feed_instructions.py and stamp_instructions.py: a program is run
+twice under callgrind, with 6,000 and 2,000 rows, counting only inside the
+function `toggle` names; the difference over 4,000 rows is the cost of a
+row, with what is counted once (preparing, opening) cancelled out.
+"""
+import subprocess
+
+
+def count(command, toggle):
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                          f"--toggle-collect={toggle}"] + command, capture_output=True, text=True)
+    for line in run.stderr.splitlines():
+        if "Collected" in line:
+            collected = int(line.split()[-1])
+            if run.returncode != 0 or collected == 0:
+                break
+            return collected
+    raise RuntimeError(f"callgrind counted nothing in {toggle}: {run.stderr[-800:]}")
+
+
+def per_row(command, toggle):
+    """command: the program and its arguments, less the row count, which comes last."""
+    return (count(command + ["6000"], toggle) - count(command + ["2000"], toggle)) / 4_000
