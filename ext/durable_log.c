@@ -220,8 +220,10 @@ static const char *const azShared[] = {
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
 
 /* TRANSACTIONS: the expression the log's triggers write as tx. */
-#define LOG_STAMP_ARGUMENT (-7316)
-#define LOG_STAMP_SQL "sqlite_compileoption_get(-7316)"
+#define LOG_STAMP_ARGUMENT -7316
+#define LOG_QUOTE(x) #x
+#define LOG_QUOTE_VALUE(x) LOG_QUOTE(x)
+#define LOG_STAMP_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_STAMP_ARGUMENT) ")"
 
 /* How every trigger of the log starts its row. */
 #define LOG_INSERT "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", \"tx\") "
