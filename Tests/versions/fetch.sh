@@ -20,8 +20,9 @@ printf 'Types: deb\nURIs: %s\nSuites: trixie forky\nComponents: main\nSigned-By:
 apt_opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$PWD/$dest/apt/parts"
           -o "Dir::State::Lists=$PWD/$dest/apt/lists" -o Debug::NoLocking=1
           -o APT::Get::AllowUnauthenticated=false)
+# A mirror caught mid-sync fails an index now and then: try again once.
 if [ ! -e "$dest/apt/.updated" ]; then
-  apt-get "${apt_opts[@]}" update -qq
+  apt-get "${apt_opts[@]}" update -qq || { sleep 30; apt-get "${apt_opts[@]}" update -qq; }
   touch "$dest/apt/.updated"
 fi
 # version_in SUITE PACKAGE: the candidate version of PACKAGE in SUITE.
