@@ -23,3 +23,9 @@ def count(command, toggle):
 def per_row(command, toggle):
     """command: the program and its arguments, less the row count, which comes last."""
     return (count(command + ["6000"], toggle) - count(command + ["2000"], toggle)) / 4_000
+
+
+def print_row(what, ours, ours_value, peer, peer_value, target=""):
+    """One ROW line for report.py, in instructions."""
+    peer_text = "" if peer_value is None else peer_value
+    print(f"ROW\t{what}\t{ours}\t{ours_value}\t{peer}\t{peer_text}\tinstructions\t{target}", flush=True)

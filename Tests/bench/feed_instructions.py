@@ -47,29 +47,27 @@ def main():
     os.chmod(binary, 0o755)
     subprocess.run(["strip", "--strip-debug", binary], check=True)
     decode = per_row(binary, VARIANTS["decode"], 0) - per_row(binary, VARIANTS["step"], 0)
-    print(f"ROW\tdecoding one typed record, instructions (callgrind)\tGRDB FeedItem(row:)\t{decode}\t\t\tinstructions\t",
-          flush=True)
+    callgrind_rows.print_row("decoding one typed record, instructions (callgrind)", "GRDB FeedItem(row:)", decode,
+                             "", None)
     for write, (kind, form) in WRITES.items():
         bare = per_row(binary, VARIANTS["bare"], write)
         feed, session = (per_row(binary, VARIANTS[v], write) - bare for v in ("feed", "session"))
-        print(f"ROW\tchange feed, instructions per {kind} row ({form}), against a peer that delivers the same"
-              f"\tobserveChanges\t{feed}\tSQLite session + changeset + FeedItem(row:)\t{session}\tinstructions\t1.0",
-              flush=True)
+        callgrind_rows.print_row(f"change feed, instructions per {kind} row ({form}), against a peer that delivers the same",
+                                 "observeChanges", feed, "SQLite session + changeset + FeedItem(row:)", session, 1.0)
         if kind == "deleted":
             continue
         peer = per_row(binary, VARIANTS["peer"], write) - bare
         records = 2 if kind == "updated" else 1
-        print(f"ROW\tchange feed, instructions per {kind} row ({form}), net of the bare write"
-              f"\tobserveChanges\t{feed}\tGRDB TransactionObserver rowids + fetch after commit"
-              f"\t{peer}\tinstructions\t", flush=True)
+        callgrind_rows.print_row(f"change feed, instructions per {kind} row ({form}), net of the bare write",
+                                 "observeChanges", feed, "GRDB TransactionObserver rowids + fetch after commit", peer)
         # The target: GRDB's observer gives less (no old values, and it is
         # not exact), so ours may cost up to 2.0 of it, 2.7 for an update's
         # two records; the peer that delivers the same (the session, above)
         # is held to 1.0.
         target = 2.7 if kind == "updated" else 2.0
-        print(f"ROW\tchange feed transport, instructions per {kind} row ({form}), net of decoding its records"
-              f"\tobserveChanges ({records} record{'s' if records > 1 else ''})\t{feed - records * decode}"
-              f"\tGRDB TransactionObserver rowids + fetch (1 record)\t{peer - decode}\tinstructions\t{target}", flush=True)
+        callgrind_rows.print_row(f"change feed transport, instructions per {kind} row ({form}), net of decoding its records",
+                                 f"observeChanges ({records} record{'s' if records > 1 else ''})", feed - records * decode,
+                                 "GRDB TransactionObserver rowids + fetch (1 record)", peer - decode, target)
     return 0
 
 

@@ -33,14 +33,13 @@ def main():
         return 0
     for write, kind in enumerate(WRITES):
         what = f"durable log, instructions per {kind} row (a statement per row, 100 per transaction, callgrind)"
-        log, by_hand = per_row(sys.argv[1], 0, write), per_row(sys.argv[1], 1, write)
-        print(f"ROW\t{what}\tdurable log, a writer with SQLiteTriggers (stamps transactions)\t{log}"
-              f"\tthe same triggers by hand (no stamps), a writer with SQLiteTriggers\t{by_hand}"
-              f"\tinstructions\t1.05", flush=True)
-        log, by_hand = per_row(sys.argv[1], 2, write), per_row(sys.argv[1], 3, write)
-        print(f"ROW\t{what}\tdurable log, a writer without the extension\t{log}"
-              f"\thand-written triggers recording table, key, kind\t{by_hand}"
-              f"\tinstructions\t1.0", flush=True)
+        callgrind_rows.print_row(what, "durable log, a writer with SQLiteTriggers (stamps transactions)",
+                                 per_row(sys.argv[1], 0, write),
+                                 "the same triggers by hand (no stamps), a writer with SQLiteTriggers",
+                                 per_row(sys.argv[1], 1, write), 1.05)
+        callgrind_rows.print_row(what, "durable log, a writer without the extension", per_row(sys.argv[1], 2, write),
+                                 "hand-written triggers recording table, key, kind", per_row(sys.argv[1], 3, write),
+                                 1.0)
     return 0
 
 
