@@ -193,6 +193,24 @@ int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
   return SQLITE_OK;
 }
 
+/* An event made at xSync that joins the transaction's when it commits
+** (change_net.c); a commit that fails at xSync drops them, at the next
+** xSync or the rollback (sqlitetriggers_callback_forget_at_commit). */
+int sqlitetriggers_callback_record_at_commit(Connection *p, const char *zName, int nName,
+                                             int nArg, const ArgView *aView){
+  CallbackState *pState = p->pCallbacks;
+  StoredEvent *pEv;
+  if( sqlitetriggers_event_list_reserve(&pState->atCommit, 1)!=SQLITE_OK ) return SQLITE_NOMEM;
+  pEv = sqlitetriggers_stored_event_create(&pState->pChunk, zName, nName, nArg, aView);
+  if( pEv==0 ) return SQLITE_NOMEM;
+  pState->atCommit.a[pState->atCommit.n++] = pEv;
+  return SQLITE_OK;
+}
+
+void sqlitetriggers_callback_forget_at_commit(Connection *p){
+  sqlitetriggers_event_list_truncate(&p->pCallbacks->atCommit, 0);
+}
+
 static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               sqlite3_value **argv){
   Connection *p = (Connection*)sqlite3_user_data(ctx);

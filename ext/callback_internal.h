@@ -100,6 +100,8 @@ struct CallbackState {
   int hasRemoved;             /* removed observers wait for the loops */
   EventChunk *pChunk;         /* where new events are carved */
   EventList pending;          /* this transaction's events */
+  EventList atCommit;         /* made at xSync (change_net.c), pending from
+                              ** xCommit on: after the transaction's own */
   SavepointMark *aMark;
   int nMark, nMarkAlloc;
   int isEnlisted;             /* xBegin seen, no xCommit/xRollback yet */

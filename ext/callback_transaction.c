@@ -50,6 +50,8 @@ void sqlitetriggers_callback_state_free(CallbackState *pState){
   if( pState==0 ) return;
   sqlitetriggers_event_list_truncate(&pState->pending, 0);
   sqlite3_free(pState->pending.a);
+  sqlitetriggers_event_list_truncate(&pState->atCommit, 0);
+  sqlite3_free(pState->atCommit.a);
   sqlitetriggers_queue_clear(pState);
   logClear(pState);
   sqlite3_free(pState->aLog);
@@ -128,6 +130,7 @@ static int savepointMarksAreValid(const CallbackState *pState){
 void sqlitetriggers_transaction_end(CallbackState *pState){
   assert( savepointMarksAreValid(pState) );
   sqlitetriggers_event_list_truncate(&pState->pending, 0);
+  sqlitetriggers_event_list_truncate(&pState->atCommit, 0);
   pState->nMark = 0;
   pState->isEnlisted = 0;
   pState->zSpoiledBy[0] = 0;
@@ -145,13 +148,20 @@ int sqlitetriggers_commit_reserve(CallbackState *pState, int n){
 }
 
 int sqlitetriggers_transaction_sync(CallbackState *pState){
-  /* The last step that may still fail the commit. */
-  return sqlitetriggers_commit_reserve(pState, pState->pending.n);
+  /* The last step that may still fail the commit: room for both lists in
+  ** the pending one too, where xCommit moves the events made at xSync. */
+  int n = pState->pending.n + pState->atCommit.n;
+  int rc = sqlitetriggers_event_list_reserve(&pState->pending, pState->atCommit.n);
+  return rc==SQLITE_OK ? sqlitetriggers_commit_reserve(pState, n) : rc;
 }
 
 void sqlitetriggers_transaction_commit(CallbackState *pState){
   /* sqlitetriggers_transaction_sync() made the room, so this allocates nothing. */
-  int rc = sqlitetriggers_commit_reserve(pState, pState->pending.n), i, isQueued;
+  int rc, i, isQueued;
+  assert( pState->pending.n + pState->atCommit.n <= pState->pending.nAlloc );
+  for(i=0; i<pState->atCommit.n; i++) pState->pending.a[pState->pending.n++] = pState->atCommit.a[i];
+  pState->atCommit.n = 0;
+  rc = sqlitetriggers_commit_reserve(pState, pState->pending.n);
   assert( rc==SQLITE_OK );
   isQueued = rc==SQLITE_OK && sqlitetriggers_has_after_commit_observer(pState);
   if( pState->pending.n>0 ) pState->lastCommit++;

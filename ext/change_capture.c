@@ -200,6 +200,7 @@ struct CapturedTable {
   char *zEvent;               /* CAPTURE_EVENT_PREFIX, then the table */
   int nEvent;
   int isKeysOnly;
+  int isNet;                  /* mode 'net' (change_net.c): no hook */
   int hasRowid;
   int nKey;                   /* keys mode: the key's column indexes */
   int *aKey;
@@ -215,6 +216,7 @@ struct CapturedTable {
   char *aOldMisread;
   int nColumn;
   sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
+  sqlite3_int64 iNetTransaction;      /* 'net': the last one it wrote in */
   sqlite3_int64 iArmedTransaction;    /* of the counts below */
   int anArmed[3];             /* BEFORE INSERT, UPDATE, DELETE firings not yet
                               ** matched by a change (see captureHook) */
@@ -224,6 +226,7 @@ struct CaptureState {
   PreupdateApi api;
   int hasApi;
   int isHooked;               /* our hook is set, for this transaction */
+  sqlite3_int64 netEpoch;     /* 'net': a transaction's tx is netEpoch ^ its number */
   CapturedTable **aTable;
   int nTable;
 };
@@ -262,6 +265,9 @@ static CaptureState *captureState(Connection *p){
     if( pCap==0 ) return 0;
     memset(pCap, 0, sizeof(*pCap));
     pCap->hasApi = preupdateApiFind(&pCap->api);
+    /* A state table left by an earlier registration on the connection
+    ** holds another epoch's transactions. */
+    sqlite3_randomness(sizeof(pCap->netEpoch), &pCap->netEpoch);
     p->pCapture = pCap;
   }
   return p->pCapture;
@@ -389,6 +395,11 @@ static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
     if( !captureFixType(pTab, iTableCol, !isNew, &aView[i]) ) return -2;
   }
   return i;
+}
+
+/* The tx column of mode 'net' for transaction number iTransaction. */
+static sqlite3_int64 captureNetTx(const CaptureState *pCap, sqlite3_int64 iTransaction){
+  return pCap->netEpoch ^ iTransaction;
 }
 
 /* A captured table's BEFORE trigger of kind ran: its change is expected. */
@@ -531,7 +542,23 @@ void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld){
 ** transaction, since changes made after that went unseen. */
 int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
   CaptureState *pCap = p->pCapture;
-  if( pCap==0 || captureHookRemove(p, pCap) ) return SQLITE_OK;
+  sqlite3_int64 iTransaction = sqlitetriggers_callback_transaction(p);
+  int i, rc;
+  if( pCap==0 ) return SQLITE_OK;
+  /* An earlier xSync of this transaction whose commit failed made some. */
+  sqlitetriggers_callback_forget_at_commit(p);
+  for(i=0; i<pCap->nTable; i++){
+    CapturedTable *pTab = pCap->aTable[i];
+    if( !pTab->isNet || pTab->iNetTransaction!=iTransaction ) continue;
+    rc = sqlitetriggers_net_read(p, pTab->zTable, pTab->zEvent, pTab->nEvent,
+                                 captureNetTx(pCap, iTransaction), pzErr);
+    if( rc!=SQLITE_OK ){
+      sqlitetriggers_callback_forget_at_commit(p);
+      captureHookRemove(p, pCap);
+      return rc;
+    }
+  }
+  if( captureHookRemove(p, pCap) ) return SQLITE_OK;
   *pzErr = sqlite3_mprintf("change capture: %s", HOOK_TAKEN);
   return SQLITE_MISUSE;
 }
@@ -659,9 +686,10 @@ static int captureReadMisreads(CapturedTable *pTab, const char *zTable, char **p
 ** SQLITE_ERROR with *pzErr; SQLITE_NOMEM.  *pzCanonical: the name as
 ** sqlite_schema spells it.
 */
-static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
+static int captureRead(sqlite3 *db, const char *zTable, int eMode,
                        int isInstalled, CapturedTable *pTab, char **pzCanonical,
                        char **pzErr){
+  int isKeysOnly = eMode==CAPTURE_KEYS;
   sqlite3_stmt *pStmt = 0;
   int rc, nColumn = 0, nGenerated = 0, nKey = 0, maxWidth, isStrict = 0;
   *pzErr = 0;
@@ -717,23 +745,28 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
   pTab->nKey = nKey;
   pTab->nColumn = nColumn;
   pTab->isKeysOnly = isKeysOnly;
-  rc = captureReadMisreads(pTab, *pzCanonical, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  if( !isKeysOnly && pTab->hasRowid && !nGenerated ){
+  pTab->isNet = eMode==CAPTURE_NET;
+  /* Mode 'net' reads values with SQL, as SELECT * shows them. */
+  if( !pTab->isNet ){
+    rc = captureReadMisreads(pTab, *pzCanonical, pzErr);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  if( eMode==CAPTURE_ROWS && pTab->hasRowid && !nGenerated ){
     rc = captureReadDefaults(db, *pzCanonical, nColumn, pTab);
     if( rc!=SQLITE_OK ) return rc;
   }
-  if( !isKeysOnly && nGenerated ){
+  if( eMode==CAPTURE_ROWS && nGenerated ){
     *pzErr = captureError(*pzCanonical, "the table has generated columns, whose values "
-        "SQLite's preupdate hook does not give: capture it in 'keys' mode");
+        "SQLite's preupdate hook does not give: capture it in 'keys' or 'net' mode");
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   /* An update carries the kind and two sides of a rowid and the values. */
   maxWidth = (SQLITETRIGGERS_MAX_CALLBACK_ARGS - 1)/2 - 1;
   if( (isKeysOnly ? nKey : nColumn) > maxWidth ){
     char *zReason = sqlite3_mprintf("the table has %d %s, and an event carries at "
-        "most %d: capture it in 'keys' mode", isKeysOnly ? nKey : nColumn,
-        isKeysOnly ? "key columns" : "columns", maxWidth);
+        "most %d: capture it in 'keys' mode%s", isKeysOnly ? nKey : nColumn,
+        isKeysOnly ? "key columns" : "columns", maxWidth,
+        pTab->isNet ? ", on a host that gives the preupdate hook" : "");
     *pzErr = zReason ? captureError(*pzCanonical, zReason) : 0;
     sqlite3_free(zReason);
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
@@ -741,7 +774,18 @@ static int captureRead(sqlite3 *db, const char *zTable, int isKeysOnly,
   return SQLITE_OK;
 }
 
-int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOnly,
+int sqlitetriggers_capture_net_is_open(Connection *p, const char *zTable){
+  CapturedTable *pTab = p->pCapture ? capturedTableFind(p->pCapture, zTable) : 0;
+  return pTab && pTab->isNet && sqlitetriggers_callback_is_enlisted(p)
+      && pTab->iNetTransaction==sqlitetriggers_callback_transaction(p);
+}
+
+int sqlitetriggers_capture_has_hook(Connection *p){
+  CaptureState *pCap = captureState(p);
+  return pCap==0 ? -1 : pCap->hasApi;
+}
+
+int sqlitetriggers_capture_check(Connection *p, const char *zTable, int eMode,
                                  char **pzCanonical, char **pzErr){
   CapturedTable probe;
   CaptureState *pCap = captureState(p);
@@ -749,27 +793,32 @@ int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOn
   *pzErr = 0;
   *pzCanonical = 0;
   if( pCap==0 ) return SQLITE_NOMEM;
-  if( !pCap->hasApi ){
-    *pzErr = captureError(zTable, NO_PREUPDATE_HOOK);
+  if( !pCap->hasApi && eMode!=CAPTURE_NET ){
+    *pzErr = captureError(zTable, NO_PREUPDATE_HOOK "; or use mode 'net', net changes per "
+                                  "transaction, which this host can give");
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   memset(&probe, 0, sizeof(probe));
-  rc = captureRead(p->db, zTable, isKeysOnly, 0, &probe, pzCanonical, pzErr);
+  rc = captureRead(p->db, zTable, eMode, 0, &probe, pzCanonical, pzErr);
   capturedColumnsFree(&probe);
   return rc;
 }
 
 /* ---- sqlitetriggers_change_capture(TABLE, MODE) ------------------------ */
 
-/* How many of zTable's three capture triggers exist; -1 for an error. */
-static int captureTriggerCount(sqlite3 *db, const char *zTable){
+/* How many of zTable's capture triggers exist, of the three BEFORE ones
+** and, in mode 'net', of its two AFTER ones too; -1 for an error. */
+static int captureTriggerCount(sqlite3 *db, const char *zTable, int isNet){
   sqlite3_stmt *pStmt = 0;
   int n = -1;
   if( sqlite3_prepare_v2(db, "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'"
         " AND name IN ('sqlitetriggers_changes_' || ?1 || '_insert',"
-        " 'sqlitetriggers_changes_' || ?1 || '_update', 'sqlitetriggers_changes_' || ?1 || '_delete')",
+        " 'sqlitetriggers_changes_' || ?1 || '_update', 'sqlitetriggers_changes_' || ?1 || '_delete',"
+        " 'sqlitetriggers_changes_' || ?1 || ?2, 'sqlitetriggers_changes_' || ?1 || ?3)",
         -1, &pStmt, 0)==SQLITE_OK
    && sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC)==SQLITE_OK
+   && sqlite3_bind_text(pStmt, 2, isNet ? "_inserted" : "", -1, SQLITE_STATIC)==SQLITE_OK
+   && sqlite3_bind_text(pStmt, 3, isNet ? "_updated" : "", -1, SQLITE_STATIC)==SQLITE_OK
    && sqlite3_step(pStmt)==SQLITE_ROW ){
     n = sqlite3_column_int(pStmt, 0);
   }
@@ -781,18 +830,18 @@ static int captureTriggerCount(sqlite3 *db, const char *zTable){
 ** the error.  Called while the transaction is joined. */
 static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
                                    CaptureState *pCap, const char *zTable,
-                                   int isKeysOnly){
+                                   int eMode){
   CapturedTable *pTab = capturedTableFind(pCap, zTable), fresh;
   char *zCanonical = 0, *zErr = 0;
   int rc, nTrigger = 0;
   memset(&fresh, 0, sizeof(fresh));
-  rc = captureRead(p->db, zTable, isKeysOnly, 1, &fresh, &zCanonical, &zErr);
+  rc = captureRead(p->db, zTable, eMode, 1, &fresh, &zCanonical, &zErr);
   if( rc==SQLITE_OK ){
     /* The triggers pass the name sqlite_schema spelled at install. */
     if( sqlite3_stricmp(zCanonical, zTable)!=0 ){
       zErr = captureError(zTable, "the table's name changed case: install the feed again");
       rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-    }else if( (nTrigger = captureTriggerCount(p->db, zTable))<0 ){
+    }else if( (nTrigger = captureTriggerCount(p->db, zTable, eMode==CAPTURE_NET))<0 ){
       rc = SQLITE_NOMEM;
     }
   }
@@ -805,6 +854,7 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
       memset(pTab, 0, sizeof(*pTab));
       pTab->iCheckedTransaction = -1;
       pTab->iArmedTransaction = -1;
+      pTab->iNetTransaction = -1;
       pTab->zTable = zCanonical;
       zCanonical = 0;
       pTab->zEvent = sqlite3_mprintf(CAPTURE_EVENT_PREFIX "%s", pTab->zTable);
@@ -824,7 +874,8 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     pTab->aKey = fresh.aKey;
     pTab->nKey = fresh.nKey;
     pTab->hasRowid = fresh.hasRowid;
-    pTab->isKeysOnly = isKeysOnly;
+    pTab->isKeysOnly = fresh.isKeysOnly;
+    pTab->isNet = fresh.isNet;
     pTab->apDefault = fresh.apDefault;
     pTab->nDefault = fresh.nDefault;
     pTab->aAffinity = fresh.aAffinity;
@@ -833,13 +884,27 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     memset(&fresh, 0, sizeof(fresh));
   }
   capturedColumnsFree(&fresh);
-  if( rc==SQLITE_OK && nTrigger<3 ){
+  if( rc==SQLITE_OK && nTrigger<(eMode==CAPTURE_NET ? 5 : 3) ){
     /* A change the missing trigger's statements make would go unseen. */
     zErr = captureError(pTab->zTable, "some of its triggers are missing (an install "
         "that ran out of memory, or dropped by hand): install the feed again");
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK && !captureHookInstall(p, pCap) ){
+  if( rc==SQLITE_OK && eMode==CAPTURE_NET ){
+    sqlite3_int64 iTransaction = sqlitetriggers_callback_transaction(p);
+    rc = sqlitetriggers_net_table_state(p->db, pTab->zTable, pTab->nColumn);
+    if( rc==SQLITE_ERROR ){
+      zErr = captureError(pTab->zTable, "its columns changed since its feed was installed "
+          "(ALTER TABLE), or its state table was dropped: install the feed again");
+      if( zErr==0 ) rc = SQLITE_NOMEM;
+    }
+    /* Rows of earlier transactions go (a statement that rolls back may
+    ** bring them back: change_net.c reads this transaction's alone). */
+    if( rc==SQLITE_OK && pTab->iNetTransaction!=iTransaction ){
+      rc = sqlitetriggers_net_forget_earlier(p->db, pTab->zTable, captureNetTx(pCap, iTransaction));
+      if( rc==SQLITE_OK ) pTab->iNetTransaction = iTransaction;
+    }
+  }else if( rc==SQLITE_OK && !captureHookInstall(p, pCap) ){
     zErr = captureError(pTab->zTable, HOOK_SET);
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
@@ -861,30 +926,38 @@ static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   int iKind = zKind==0 ? -1 : strcmp(zKind, "insert")==0 ? 0 : strcmp(zKind, "update")==0 ? 1
             : strcmp(zKind, "delete")==0 ? 2 : -1;
   (void)argc;
-  if( zTable==0 || zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys")) || iKind<0 ){
+  int eMode = zMode==0 ? -1 : strcmp(zMode, "rows")==0 ? CAPTURE_ROWS
+            : strcmp(zMode, "keys")==0 ? CAPTURE_KEYS : strcmp(zMode, "net")==0 ? CAPTURE_NET : -1;
+  if( zTable==0 || eMode<0 || iKind<0 ){
     sqlite3_result_error(ctx, "sqlitetriggers_change_capture: called by a change feed's "
-                              "triggers with its table, 'rows' or 'keys', and its kind", -1);
+                              "triggers with its table, 'rows', 'keys' or 'net', and its kind", -1);
     return;
   }
   if( (pCap = captureState(p))==0 ){ sqlite3_result_error_nomem(ctx); return; }
   /* The common case, once checked in this transaction: a lookup. */
   pTab = capturedTableFind(pCap, zTable);
   if( pTab && sqlitetriggers_callback_is_enlisted(p)
-   && pTab->iCheckedTransaction==sqlitetriggers_callback_transaction(p) ){
-    captureArm(p, pTab, iKind);
+   && pTab->iCheckedTransaction==sqlitetriggers_callback_transaction(p)
+   && pTab->isNet==(eMode==CAPTURE_NET) ){
+    if( pTab->isNet ){
+      sqlite3_result_int64(ctx, captureNetTx(pCap, pTab->iCheckedTransaction));
+    }else{
+      captureArm(p, pTab, iKind);
+    }
     return;
   }
   /* The schema guard first (the join runs it): a hostile file's call is
   ** refused as such, even where there is no hook. */
   if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ) return;
-  if( !pCap->hasApi ){
+  if( !pCap->hasApi && eMode!=CAPTURE_NET ){
     char *zErr = captureError(zTable, NO_PREUPDATE_HOOK);
     sqlite3_result_error(ctx, zErr ? zErr : NO_PREUPDATE_HOOK, -1);
     sqlite3_free(zErr);
     return;
   }
-  pTab = captureEnter(ctx, p, pCap, zTable, strcmp(zMode, "keys")==0);
-  if( pTab ) captureArm(p, pTab, iKind);
+  pTab = captureEnter(ctx, p, pCap, zTable, eMode);
+  if( pTab && pTab->isNet ) sqlite3_result_int64(ctx, captureNetTx(pCap, pTab->iCheckedTransaction));
+  else if( pTab ) captureArm(p, pTab, iKind);
 }
 
 int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p){

@@ -47,20 +47,33 @@
 
 static const char *const aKind[3] = { "insert", "update", "delete" };
 
-/* The DROP statements of zTable's capture triggers, or 0 (no memory). */
+/* The DROP statements of zTable's capture, in any mode, or 0 (no memory). */
 static char *feedDropSql(const char *zTable){
-  return sqlite3_mprintf(
+  char *zNet = sqlitetriggers_net_drop_sql(zTable);
+  char *zDrop = zNet ? sqlite3_mprintf(
       "DROP TRIGGER IF EXISTS temp.\"sqlitetriggers_changes_%w_insert\";"
       "DROP TRIGGER IF EXISTS temp.\"sqlitetriggers_changes_%w_update\";"
-      "DROP TRIGGER IF EXISTS temp.\"sqlitetriggers_changes_%w_delete\";",
-      zTable, zTable, zTable);
+      "DROP TRIGGER IF EXISTS temp.\"sqlitetriggers_changes_%w_delete\";%s",
+      zTable, zTable, zTable, zNet) : 0;
+  sqlite3_free(zNet);
+  return zDrop;
 }
 
-/* The CREATE statements, or 0 (no memory).  zTable is the canonical name. */
-static char *feedCreateSql(const char *zTable, const char *zMode){
+/* The CREATE statements, or 0 with *pRc (and *pzErr for SQLITE_ERROR).
+** zTable is the canonical name. */
+static char *feedCreateSql(sqlite3 *db, const char *zTable, const char *zMode,
+                           int *pRc, char **pzErr){
   sqlite3_str *pOut = sqlite3_str_new(0);
   int i;
-  for(i=0; i<3; i++){
+  *pRc = SQLITE_OK;
+  if( strcmp(zMode, "net")==0 ){
+    *pRc = sqlitetriggers_net_install_sql(db, zTable, pOut, pzErr);
+    if( *pRc!=SQLITE_OK ){
+      sqlite3_free(sqlite3_str_finish(pOut));
+      return 0;
+    }
+  }
+  for(i=0; i<3 && strcmp(zMode, "net")!=0; i++){
     sqlite3_str_appendf(pOut,
         "CREATE TEMP TRIGGER \"sqlitetriggers_changes_%w_%s\" BEFORE %s ON \"main\".\"%w\""
         " FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('%q', '%s', '%s'); END;\n",
@@ -69,6 +82,7 @@ static char *feedCreateSql(const char *zTable, const char *zMode){
   }
   if( sqlite3_str_errcode(pOut) ){
     sqlite3_free(sqlite3_str_finish(pOut));
+    *pRc = SQLITE_NOMEM;
     return 0;
   }
   return sqlite3_str_finish(pOut);
@@ -82,22 +96,26 @@ static char *feedCreateSql(const char *zTable, const char *zMode){
 static char *feedArguments(sqlite3_context *ctx, const char *zFunc, int argc,
                            sqlite3_value **argv, int allowOff, const char **pzMode){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
-  const char *zTable, *zMode = "rows";
+  const char *zTable, *zMode = 0;
   char *zCanonical = 0, *zErr = 0;
-  int rc;
+  int rc, hasHook = sqlitetriggers_capture_has_hook(p);
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     sqlitetriggers_result_error(ctx, zFunc, "expects a table name");
     return 0;
   }
   zTable = (const char*)sqlite3_value_text(argv[0]);
+  /* Without MODE: the exact capture where the host gives the hook, net
+  ** changes per transaction where it does not. */
   if( argc>1 ) zMode = (const char*)sqlite3_value_text(argv[1]);
-  if( zTable==0 || (argc>1 && zMode==0 && sqlite3_value_type(argv[1])!=SQLITE_NULL) ){
+  else zMode = hasHook ? "rows" : "net";
+  if( zTable==0 || hasHook<0 || (argc>1 && zMode==0 && sqlite3_value_type(argv[1])!=SQLITE_NULL) ){
     sqlite3_result_error_nomem(ctx);
     return 0;
   }
-  if( zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys")
+  if( zMode==0 || (strcmp(zMode, "rows") && strcmp(zMode, "keys") && strcmp(zMode, "net")
                    && (!allowOff || strcmp(zMode, "off"))) ){
-    sqlitetriggers_result_error(ctx, zFunc, allowOff ? "MODE is 'rows', 'keys' or 'off'" : "MODE is 'rows' or 'keys'");
+    sqlitetriggers_result_error(ctx, zFunc, allowOff ? "MODE is 'rows', 'keys', 'net' or 'off'"
+                                                     : "MODE is 'rows', 'keys' or 'net'");
     return 0;
   }
   *pzMode = zMode;
@@ -106,7 +124,9 @@ static char *feedArguments(sqlite3_context *ctx, const char *zFunc, int argc,
     if( zCanonical==0 ) sqlite3_result_error_nomem(ctx);
     return zCanonical;
   }
-  rc = sqlitetriggers_capture_check(p, zTable, strcmp(zMode, "keys")==0, &zCanonical, &zErr);
+  rc = sqlitetriggers_capture_check(p, zTable, strcmp(zMode, "keys")==0 ? CAPTURE_KEYS
+                                    : strcmp(zMode, "net")==0 ? CAPTURE_NET : CAPTURE_ROWS,
+                                    &zCanonical, &zErr);
   if( rc==SQLITE_OK ) return zCanonical;
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
   else sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
@@ -127,9 +147,18 @@ static void changeFeedFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   zTable = feedArguments(ctx, zFunc, argc, argv, 1, &zMode);
   if( zTable==0 ) return;
   install = strcmp(zMode, "off")!=0;
+  rc = SQLITE_OK;
+  if( install && sqlitetriggers_capture_net_is_open(p, zTable) ){
+    /* Dropping its state would lose the transaction's changes so far. */
+    zErr = sqlite3_mprintf("the feed of \"%s\" captured changes in this open transaction: "
+                           "install it again after the transaction ends", zTable);
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   zDrop = feedDropSql(zTable);
-  if( install ) zCreate = feedCreateSql(zTable, zMode);
-  if( zDrop==0 || (install && zCreate==0) ){
+  if( rc==SQLITE_OK && install ) zCreate = feedCreateSql(db, zTable, zMode, &rc, &zErr);
+  if( rc!=SQLITE_OK ){
+    /* reported below */
+  }else if( zDrop==0 ){
     rc = SQLITE_NOMEM;
   }else{
     rc = sqlite3_exec(db, zDrop, 0, 0, &zErr);
@@ -141,7 +170,7 @@ static void changeFeedFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( rc==SQLITE_OK && !install ) sqlitetriggers_capture_forget(p, zTable);
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
   else if( rc!=SQLITE_OK ) sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : sqlite3_errstr(rc));
-  else sqlite3_result_int(ctx, install ? 3 : 0);
+  else sqlite3_result_text(ctx, zMode, -1, SQLITE_TRANSIENT);
   sqlite3_free(zErr);
   sqlite3_free(zDrop);
   sqlite3_free(zCreate);
@@ -159,7 +188,8 @@ static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
     return;
   }
   /* feedCreateSql() writes the mode as the capture call's second argument. */
-  rc = sqlite3_prepare_v2(db, "SELECT CASE WHEN instr(sql, ', ''keys'', ''insert'')') THEN 'keys' ELSE 'rows' END"
+  rc = sqlite3_prepare_v2(db, "SELECT CASE WHEN instr(sql, ', ''keys'', ''insert'')') THEN 'keys'"
+                              " WHEN instr(sql, ', ''net'', ''insert'')') THEN 'net' ELSE 'rows' END"
                               " FROM temp.sqlite_master WHERE type = 'trigger'"
                               " AND name = 'sqlitetriggers_changes_' || ?1 || '_insert'", -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
@@ -180,11 +210,14 @@ static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
 static void changeFeedSqlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   const char *zMode = 0;
   char *zTable = feedArguments(ctx, "sqlitetriggers_change_feed_sql", argc, argv, 0, &zMode);
-  char *zCreate;
+  char *zCreate, *zErr = 0;
+  int rc;
   if( zTable==0 ) return;
-  zCreate = feedCreateSql(zTable, zMode);
+  zCreate = feedCreateSql(sqlite3_context_db_handle(ctx), zTable, zMode, &rc, &zErr);
   if( zCreate ) sqlite3_result_text(ctx, zCreate, -1, sqlite3_free);
-  else sqlite3_result_error_nomem(ctx);
+  else if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
+  else sqlitetriggers_result_error(ctx, "sqlitetriggers_change_feed_sql", zErr ? zErr : sqlite3_errstr(rc));
+  sqlite3_free(zErr);
   sqlite3_free(zTable);
 }
 

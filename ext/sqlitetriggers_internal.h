@@ -172,6 +172,9 @@ void sqlitetriggers_callback_spoil(Connection *p, const char *zTable, int rc,
                                    const char *zReason);
 int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
                                    int nArg, const ArgView *aView);
+int sqlitetriggers_callback_record_at_commit(Connection *p, const char *zName, int nName,
+                                             int nArg, const ArgView *aView);
+void sqlitetriggers_callback_forget_at_commit(Connection *p);
 CallbackState *sqlitetriggers_callback_state_create(void);
 void sqlitetriggers_callback_state_free(CallbackState *pState);
 int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p);
@@ -190,10 +193,26 @@ void sqlitetriggers_capture_rollback(Connection *p);
 void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld);
 void sqlitetriggers_capture_unhook(Connection *p);
 void sqlitetriggers_capture_free(Connection *p);
-int sqlitetriggers_capture_check(Connection *p, const char *zTable, int isKeysOnly,
+/* The modes of a capture: every column by the hook, the key's by the hook,
+** net changes per transaction by triggers (change_net.c). */
+#define CAPTURE_ROWS 0
+#define CAPTURE_KEYS 1
+#define CAPTURE_NET  2
+int sqlitetriggers_capture_has_hook(Connection *p);
+int sqlitetriggers_capture_net_is_open(Connection *p, const char *zTable);
+int sqlitetriggers_capture_check(Connection *p, const char *zTable, int eMode,
                                  char **pzCanonical, char **pzErr);
 void sqlitetriggers_capture_forget(Connection *p, const char *zTable);
 int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p);
+
+/* change_net.c: mode 'net' of change capture */
+int sqlitetriggers_net_install_sql(sqlite3 *db, const char *zTable, sqlite3_str *pOut,
+                                   char **pzErr);
+char *sqlitetriggers_net_drop_sql(const char *zTable);
+int sqlitetriggers_net_table_state(sqlite3 *db, const char *zTable, int nColumn);
+int sqlitetriggers_net_forget_earlier(sqlite3 *db, const char *zTable, sqlite3_int64 iTx);
+int sqlitetriggers_net_read(Connection *p, const char *zTable, const char *zEvent,
+                            int nEvent, sqlite3_int64 iTx, char **pzErr);
 
 /* controls.c */
 int sqlitetriggers_register_controls(sqlite3 *db, Connection *p);

@@ -1,0 +1,376 @@
+"""Net changes per transaction on hosts that hide the preupdate hook.
+
+A change feed installed without a MODE on such a host takes mode 'net'
+(ext/change_net.c): at commit, one event per row the transaction changed,
+with the row's values before the transaction and after it.  A randomized
+oracle checks it where it matters, on every such host make installs:
+apsw's wheels of Apple's SQLite versions (3.39.4, 3.43.2, 3.51.0), Debian
+forky's sqlite3 shell 3.53.4 (which embeds SQLite), and, with MODE 'net'
+given, Python's own sqlite3 module on the system's SQLite, which has the
+hook.
+
+The transactions mix the write paths: REPLACE through the key and a UNIQUE
+column, upserts, key changes, foreign-key cascades, savepoints rolled back,
+statements that fail, rollbacks, a WITHOUT ROWID table keyed on a later
+column, REAL columns given integers, BLOBs, VIRTUAL and STORED generated
+columns, and rules (a persistent trigger created before the feed, a TEMP
+one after it) that rewrite rows the statement wrote; in both PRAGMA
+recursive_triggers modes.  After every transaction:
+  - a replica kept from the events alone equals the tables, value for
+    value and type for type;
+  - the transaction's events are exactly the difference of the tables
+    before and after it (a rolled-back transaction has none).
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+
+from checks import check, library_path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+APSW_VERSIONS = ["3.39.4", "3.43.2", "3.51.0"]
+FORKY_SHELL = os.path.join(ROOT, "build", "sqlite-versions", "3.53.4", "sqlite3")
+SYSTEM_PYTHON = "/usr/bin/python3"
+TRANSACTIONS = 250
+
+# Each table: its columns as SELECT * shows them, and where its key is
+# (None: the rowid).
+TABLES = {
+    "parent": (["id", "name", "score", "data", "len", "up"], None),
+    "child": (["code", "n", "pid", "r"], [1, 0]),
+    "plain": (["a", "b", "c"], None),
+}
+
+SCHEMA = [
+    "PRAGMA foreign_keys = ON",
+    "CREATE TABLE parent(id INTEGER PRIMARY KEY, name TEXT UNIQUE, score REAL, data BLOB,"
+    " len INT GENERATED ALWAYS AS (length(name)) VIRTUAL,"
+    " up TEXT GENERATED ALWAYS AS (upper(name)) STORED)",
+    "CREATE TABLE child(code TEXT NOT NULL, n INTEGER NOT NULL,"
+    " pid INTEGER REFERENCES parent(id) ON DELETE CASCADE ON UPDATE CASCADE, r REAL,"
+    " PRIMARY KEY(n, code)) WITHOUT ROWID",
+    "CREATE TABLE plain(a, b, c)",
+]
+# A rule created before the feed: renaming a parent bumps its score.
+RULE_BEFORE = ("CREATE TRIGGER parent_bump AFTER UPDATE OF name ON parent BEGIN"
+               " UPDATE parent SET score = coalesce(score, 0) + 1 WHERE id = new.id; END")
+# One created after it: a child inserted without r gets 0.5.
+RULE_AFTER = ("CREATE TEMP TRIGGER child_default AFTER INSERT ON main.child WHEN new.r IS NULL BEGIN"
+              " UPDATE child SET r = 0.5 WHERE n = new.n AND code = new.code; END")
+
+
+def dump_sql():
+    """One statement whose single text value is the tables and the log, as JSON."""
+    def typed(column):
+        return (f"json_array(typeof({column}), CASE typeof({column}) WHEN 'blob' THEN hex({column})"
+                f" WHEN 'real' THEN printf('%!.17g', {column}) ELSE {column} END)")
+    parts = []
+    for table, (columns, key) in TABLES.items():
+        rowid = "NULL" if key else "rowid"
+        values = ", ".join(typed(column) for column in columns)
+        parts.append(f"'{table}', (SELECT json_group_array(json_array({rowid}, {values})) FROM {table})")
+    parts.append("'log', (SELECT json_group_array(json_array(seq, name, json(args)))"
+                 " FROM swift_callback_log)")
+    return f"SELECT 'DUMP' || char(9) || json_object({', '.join(parts)})"
+
+
+def literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return "x'" + value.hex() + "'"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def statements(rng):
+    """One random write."""
+    name = lambda: rng.choice(["ann", "bob", "cy", "dee", "Ed", None])
+    score = lambda: rng.choice([None, 1, 2.0, 2.5, -0.0, 0.1, 1.0000000000000002, 9007199254740993, "7"])
+    data = lambda: rng.choice([None, b"", b"\x00\xff", "text", 3])
+    pid = lambda: rng.randint(1, 8)
+    conflict = lambda: rng.choice(["", "OR REPLACE ", "OR IGNORE ", "OR REPLACE "])
+    code = lambda: rng.choice(["a", "b", "A"])
+    choice = rng.randrange(15)
+    if choice == 0:
+        return (f"INSERT {conflict()}INTO parent(id, name, score, data) VALUES "
+                f"({literal(rng.choice([None, pid()]))}, {literal(name())}, {literal(score())}, {literal(data())})")
+    if choice == 1:
+        return f"UPDATE {conflict()}parent SET name = {literal(name())} WHERE id = {pid()}"
+    if choice == 2:
+        return f"UPDATE parent SET score = {literal(score())}, data = {literal(data())} WHERE id = {pid()}"
+    if choice == 3:
+        return f"UPDATE {conflict()}parent SET id = {pid()} WHERE id = {pid()}"
+    if choice == 4:
+        return f"DELETE FROM parent WHERE id = {pid()}"
+    if choice == 5:
+        return (f"INSERT INTO parent(id, name, score) VALUES ({pid()}, {literal(name())}, {literal(score())})"
+                f" ON CONFLICT(name) DO UPDATE SET score = excluded.score")
+    if choice == 6:
+        return (f"INSERT {conflict()}INTO child VALUES ({literal(code())}, {rng.randint(1, 5)},"
+                f" {literal(rng.choice([None, pid()]))}, {literal(rng.choice([None, 1, 1.5]))})")
+    if choice == 7:
+        return f"UPDATE {conflict()}child SET code = {literal(code())}, r = {literal(score())} WHERE n = {rng.randint(1, 5)}"
+    if choice == 8:
+        return f"DELETE FROM child WHERE n = {rng.randint(1, 5)}"
+    if choice == 9:
+        return f"INSERT INTO plain VALUES ({literal(score())}, {literal(name())}, {literal(data())})"
+    if choice == 10:
+        return f"REPLACE INTO plain(rowid, a, b) VALUES ({rng.randint(1, 6)}, {literal(score())}, {literal(name())})"
+    if choice == 11:
+        return f"UPDATE plain SET a = {literal(score())}, rowid = {rng.randint(1, 9)} WHERE rowid = {rng.randint(1, 9)}"
+    if choice == 12:
+        return f"DELETE FROM plain WHERE b IS {literal(name())}"
+    if choice == 13:
+        return f"UPDATE parent SET name = name WHERE id = {pid()}"
+    return f"UPDATE plain SET b = b, a = a"
+
+
+def script(seed, recursive, mode):
+    """The run's items: ("sql", text) to execute, ("dump", None) to read."""
+    rng = random.Random(seed)
+    items = [("sql", s) for s in SCHEMA]
+    items.append(("sql", f"PRAGMA recursive_triggers = {'ON' if recursive else 'OFF'}"))
+    items.append(("sql", RULE_BEFORE))
+    argument = f", '{mode}'" if mode else ""
+    for table in TABLES:
+        items.append(("install", f"SELECT sqlitetriggers_change_feed('{table}'{argument})"))
+    items.append(("sql", RULE_AFTER))
+    items.append(("dump", None))
+    for _ in range(TRANSACTIONS):
+        items.append(("sql", "BEGIN"))
+        savepoint = False
+        for _ in range(rng.randint(1, 6)):
+            roll = rng.random()
+            if roll < 0.1 and not savepoint:
+                items.append(("sql", "SAVEPOINT s"))
+                savepoint = True
+            elif roll < 0.18 and savepoint:
+                items.append(("sql", "ROLLBACK TO s"))
+            items.append(("sql", statements(rng)))
+        items.append(("sql", "ROLLBACK" if rng.random() < 0.12 else "COMMIT"))
+        items.append(("dump", None))
+    return items
+
+
+def run_items(execute, items):
+    """Runs items through execute(sql) -> first value of the first row (or
+    raises); returns (install results, dumps)."""
+    installs, dumps = [], []
+    for kind, sql in items:
+        if kind == "dump":
+            dumps.append(json.loads(execute(dump_sql()).split("\t", 1)[1]))
+            continue
+        try:
+            result = execute(sql)
+        except Exception as error:  # the random writes fail by design
+            if kind == "install":
+                installs.append("error: " + str(error))
+            continue
+        if kind == "install":
+            installs.append(result)
+    return installs, dumps
+
+
+def run_shell(shell, library, items):
+    """Runs the items in one sqlite3 shell process, reading its output."""
+    lines = [".load " + library[:-3]]
+    for kind, sql in items:
+        if kind == "dump":
+            lines.append(dump_sql() + ";")
+        elif kind == "install":
+            lines.append("SELECT 'INSTALL' || char(9) || " + sql[len("SELECT "):] + ";")
+        else:
+            lines.append(sql + ";")
+    result = subprocess.run([shell, ":memory:"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    installs, dumps = [], []
+    for line in result.stdout.splitlines():
+        if line.startswith("DUMP\t"):
+            dumps.append(json.loads(line.split("\t", 1)[1]))
+        elif line.startswith("INSTALL\t"):
+            installs.append(line.split("\t", 1)[1])
+    for line in result.stderr.splitlines():
+        if "sqlitetriggers_change_feed" in line:
+            installs.append("error: " + line)
+    return installs, dumps
+
+
+# ---- the oracle -------------------------------------------------------------
+
+def typed_from_dump(pair):
+    kind, value = pair
+    if kind == "real":
+        return ("real", float(value))
+    if kind == "blob":
+        return ("blob", value.upper())
+    if kind == "null":
+        return ("null", None)
+    return (kind, value)
+
+
+def typed_from_event(value):
+    if value is None:
+        return ("null", None)
+    if isinstance(value, dict):
+        return ("blob", value["blob"].upper())
+    if isinstance(value, bool):
+        raise ValueError("a JSON boolean in an event")
+    if isinstance(value, int):
+        return ("integer", value)
+    if isinstance(value, float):
+        return ("real", value)
+    return ("text", value)
+
+
+def row_key(table, rowid, values):
+    columns, key = TABLES[table]
+    if key is None:
+        return ("rowid", rowid)
+    return tuple(values[i] for i in key)
+
+
+def tables_of(dump):
+    tables = {}
+    for table in TABLES:
+        rows = {}
+        for entry in json.loads(dump[table]) if isinstance(dump[table], str) else dump[table]:
+            rowid, values = entry[0], tuple(typed_from_dump(pair) for pair in entry[1:])
+            rows[row_key(table, rowid, values)] = (rowid, values)
+        tables[table] = rows
+    return tables
+
+
+def log_of(dump):
+    entries = json.loads(dump["log"]) if isinstance(dump["log"], str) else dump["log"]
+    return [(seq, name, args) for seq, name, args in entries]
+
+
+def verify(installs, dumps, expected_mode):
+    """The mismatches of one run, and the number of cases looked at."""
+    mismatches = []
+    if installs != [expected_mode] * len(TABLES):
+        mismatches.append(f"installs gave {installs}, expected {expected_mode!r} for each table")
+    if len(dumps) != TRANSACTIONS + 1:
+        return mismatches + [f"{len(dumps)} dumps, expected {TRANSACTIONS + 1}"], 1
+    replica = {table: {} for table in TABLES}
+    seen_seq = 0
+    cases = 0
+    previous = tables_of(dumps[0])
+    for number, dump in enumerate(dumps[1:], 1):
+        now = tables_of(dump)
+        new_events = [entry for entry in log_of(dump) if entry[0] > seen_seq]
+        if new_events:
+            seen_seq = new_events[-1][0]
+        got = {table: {} for table in TABLES}
+        for seq, name, args in new_events:
+            table = name[len("sqlitetriggers.changes."):]
+            width = 1 + len(TABLES[table][0])
+            kind, sides = args[0], args[1:]
+            old = new = None
+            if kind in ("delete", "update"):
+                old = (sides[0], tuple(typed_from_event(v) for v in sides[1:width]))
+            if kind == "insert":
+                new = (sides[0], tuple(typed_from_event(v) for v in sides[1:width]))
+            if kind == "update":
+                new = (sides[width], tuple(typed_from_event(v) for v in sides[width + 1:2 * width]))
+            key = row_key(table, *(old or new))
+            if key in got[table]:
+                mismatches.append(f"transaction {number}: two events for {table} {key}")
+            got[table][key] = (kind, old, new)
+            if old is not None:
+                replica[table].pop(row_key(table, *old), None)
+            if new is not None:
+                replica[table][row_key(table, *new)] = new
+        for table in TABLES:
+            cases += 1
+            if replica[table] != now[table]:
+                mismatches.append(f"transaction {number}: the replica of {table} differs from the table: "
+                                  f"{sorted(map(str, replica[table].items()))[:4]} vs {sorted(map(str, now[table].items()))[:4]}")
+                replica[table] = dict(now[table])
+            expected = {}
+            for key in set(previous[table]) | set(now[table]):
+                before, after = previous[table].get(key), now[table].get(key)
+                if before == after:
+                    continue
+                kind = "insert" if before is None else "delete" if after is None else "update"
+                expected[key] = (kind, before, after)
+            if expected != got[table]:
+                mismatches.append(f"transaction {number}, {table}: events {got[table]} differ from "
+                                  f"the difference of the tables {expected}")
+        previous = now
+    return mismatches, cases
+
+
+def child(library, mode):
+    """Runs in a process of its own: apsw when on PYTHONPATH, else sqlite3."""
+    runs = []
+    for seed, recursive in ((1, False), (2, True)):
+        items = script(seed, recursive, mode or None)
+        try:
+            import apsw
+            connection = apsw.Connection(":memory:")
+            (getattr(connection, "enable_load_extension", None) or connection.enableloadextension)(True)
+            (getattr(connection, "load_extension", None) or connection.loadextension)(library, "sqlite3_sqlitetriggers_init")
+            cursor = connection.cursor()
+
+            def execute(sql):
+                rows = list(cursor.execute(sql))
+                return rows[0][0] if rows else None
+            host = "apsw " + apsw.sqlitelibversion()
+        except ImportError:
+            import sqlite3
+            connection = sqlite3.connect(":memory:", isolation_level=None)
+            connection.enable_load_extension(True)
+            connection.load_extension(library)
+
+            def execute(sql):
+                row = connection.execute(sql).fetchone()
+                return row[0] if row else None
+            host = "Python's sqlite3 " + sqlite3.sqlite_version
+        installs, dumps = run_items(execute, items)
+        runs.append({"host": host, "recursive": recursive, "installs": installs, "dumps": dumps})
+    print(json.dumps(runs))
+
+
+def report(host, runs, expected_mode):
+    for run_ in runs:
+        mismatches, cases = verify(run_["installs"], run_["dumps"], expected_mode)
+        check(f"{host}, recursive_triggers {'ON' if run_['recursive'] else 'OFF'}: net changes per transaction "
+              f"equal the difference of the tables, and a replica equals them, over {TRANSACTIONS} "
+              f"random transactions", mismatches, cases)
+
+
+def run():
+    library = library_path()
+    for version in APSW_VERSIONS:
+        target = os.path.join(ROOT, "build", "apple-apsw", version + ".0")
+        result = subprocess.run([sys.executable, __file__, "--child", library, ""], capture_output=True,
+                                text=True, env=dict(os.environ, PYTHONPATH=target))
+        if result.returncode != 0 or not os.path.isdir(target):
+            check(f"apsw {version} runs the net-change oracle", [result.stderr.strip()[-800:] or target], 1)
+            continue
+        report(f"apsw {version} (no preupdate hook; the feed's default mode)", json.loads(result.stdout), "net")
+    result = subprocess.run([SYSTEM_PYTHON, __file__, "--child", library, "net"], capture_output=True, text=True)
+    if result.returncode != 0:
+        check("Python's sqlite3 runs the net-change oracle", [result.stderr.strip()[-800:]], 1)
+    else:
+        report("Python's sqlite3 (the hook is there; mode 'net' asked)", json.loads(result.stdout), "net")
+    if not os.path.exists(FORKY_SHELL):
+        check("forky's sqlite3 shell 3.53.4 runs the net-change oracle",
+              [f"{FORKY_SHELL} is missing: Tests/versions/fetch.sh unpacks it"], 1)
+        return
+    runs = []
+    for seed, recursive in ((3, False), (4, True)):
+        installs, dumps = run_shell(FORKY_SHELL, library, script(seed, recursive, None))
+        runs.append({"recursive": recursive, "installs": installs, "dumps": dumps})
+    report("forky's sqlite3 shell 3.53.4 (embeds SQLite; the feed's default mode)", runs, "net")
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
+    child(sys.argv[2], sys.argv[3])
