@@ -108,6 +108,13 @@ static void netShapeClear(NetShape *pShape){
   memset(pShape, 0, sizeof(*pShape));
 }
 
+/* Finalizes *ppStmt (and forgets it); rc, or the statement's error. */
+static int netFinalize(sqlite3_stmt **ppStmt, int rc){
+  int rcFinalize = sqlite3_finalize(*ppStmt);
+  *ppStmt = 0;
+  return rc==SQLITE_OK ? rcFinalize : rc;
+}
+
 /* A copy of column iCol of pStmt's row, or 0 when out of memory (*pRc). */
 static char *netColumnText(sqlite3_stmt *pStmt, int iCol, int *pRc){
   const char *z = (const char*)sqlite3_column_text(pStmt, iCol);
@@ -144,7 +151,7 @@ static int netIndexRead(sqlite3 *db, const char *zTable, const char *zIndex,
       rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }
   }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  rc = netFinalize(&pStmt, rc);
   return rc;
 }
 
@@ -158,7 +165,7 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
                           -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
   if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ) pShape->hasRowid = sqlite3_column_int(pStmt, 0)==0;
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  rc = netFinalize(&pStmt, rc);
 
   /* AUTOINCREMENT as SQLite's own parser marks it: the table's CREATE
   ** statement has the keyword (a name or string holding it only makes the
@@ -170,7 +177,7 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
   if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ) pShape->hasSequence = 1;
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  rc = netFinalize(&pStmt, rc);
 
   if( rc==SQLITE_OK ){
     rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main') ORDER BY cid",
@@ -184,7 +191,7 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
     azColumn[pShape->nColumn] = netColumnText(pStmt, 0, &rc);
     if( rc==SQLITE_OK ) pShape->nColumn++;
   }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  rc = netFinalize(&pStmt, rc);
 
   /* Partial UNIQUE indexes are probed on their columns alone: a probe that
   ** finds a row the index does not hold reads it again, unchanged. */
@@ -206,7 +213,7 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
       rc = netIndexRead(db, zTable, zIndex, &pShape->key, pzErr);
     }
   }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  rc = netFinalize(&pStmt, rc);
   if( rc==SQLITE_OK && (pShape->nColumn==0 || (!pShape->hasRowid && pShape->key.nColumn==0)) ){
     rc = SQLITE_NOMEM;    /* the caller checked the table: a read that failed */
   }
@@ -352,7 +359,9 @@ int sqlitetriggers_net_install_sql(sqlite3 *db, const char *zTable, sqlite3_str 
   NetShape shape;
   int i, rc = netShapeRead(db, zTable, &shape, pzErr);
   if( rc!=SQLITE_OK ) return rc;
-  sqlite3_str_appendf(pOut, "CREATE TEMP TABLE \"" NET_STATE "%w\"(\"tx\", \"existed\", \"rid\"", zTable);
+  /* A state table of an earlier install may have other columns. */
+  sqlite3_str_appendf(pOut, "DROP TABLE IF EXISTS temp.\"" NET_STATE "%w\";\n"
+                      "CREATE TEMP TABLE \"" NET_STATE "%w\"(\"tx\", \"existed\", \"rid\"", zTable, zTable);
   for(i=0; i<shape.nColumn; i++) sqlite3_str_appendf(pOut, ", \"v%d\"", i+1);
   sqlite3_str_appendall(pOut, ", UNIQUE(");
   netAppendIdentity(pOut, &shape, 1);

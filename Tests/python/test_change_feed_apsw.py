@@ -4,8 +4,10 @@ Python's own sqlite3 module links the system libsqlite3, which exports the
 preupdate hook: the library loads there, installs a table's change feed from
 SQL, and each committed change reads back from swift_callback_log, exact,
 in order, REPLACE's deletions included, never for a rollback.  apsw's wheels
-link their SQLite into the module with hidden symbols: there the feed must
-refuse, naming the cause, and install nothing.
+link their SQLite into the module with hidden symbols: there a feed takes
+mode 'net' by itself (net changes per transaction, by triggers; the oracle
+of test_net_feed_oracle.py checks it), says so, and the exact modes refuse,
+naming the cause and the remedy, installing nothing.
 """
 import json
 import os
@@ -53,7 +55,7 @@ def run_stdlib():
         ("sqlitetriggers.changes.notes", ["insert", 2, 2, "b", None]),
         ("sqlitetriggers.changes.notes", ["delete", 2, 2, "b", None]),
     ]
-    mismatches = [] if (installed, logged) == (3, expected) else [f"installed {installed}, logged {logged}"]
+    mismatches = [] if (installed, logged) == ("rows", expected) else [f"installed {installed}, logged {logged}"]
     check("Python's sqlite3 reads a table's committed changes, REPLACE's deletion included", mismatches,
           len(expected))
 
@@ -65,18 +67,34 @@ def run_apsw():
     connection.load_extension(library_path(), "sqlite3_sqlitetriggers_init")
     cursor = connection.cursor()
     cursor.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)")
-    try:
-        cursor.execute("SELECT sqlitetriggers_change_feed('notes')")
-        message = None
-    except apsw.SQLError as error:
-        message = str(error)
+    refusals = []
+    for mode in ("rows", "keys"):
+        try:
+            cursor.execute(f"SELECT sqlitetriggers_change_feed('notes', '{mode}')")
+            refusals.append(None)
+        except apsw.SQLError as error:
+            refusals.append(str(error))
     triggers = cursor.execute("SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'").fetchone()[0]
     mismatches = []
-    if message is None or "preupdate hook" not in message or "sqlitetriggers_change_feed" not in message:
-        mismatches.append(f"apsw: expected a refusal naming the preupdate hook, got {message!r}")
+    for mode, message in zip(("rows", "keys"), refusals):
+        if message is None or "preupdate hook" not in message or "sqlitetriggers_change_feed" not in message \
+                or "'net'" not in message:
+            mismatches.append(f"apsw, mode {mode}: expected a refusal naming the preupdate hook and mode 'net', "
+                              f"got {message!r}")
     if triggers != 0:
         mismatches.append(f"apsw: {triggers} triggers installed by a refused feed")
-    check("a host that hides the preupdate hook (apsw) refuses feeds loudly, installing nothing", mismatches, 2)
+    check("a host that hides the preupdate hook (apsw) refuses the exact modes loudly, installing nothing",
+          mismatches, 3)
+
+    installed = cursor.execute("SELECT sqlitetriggers_change_feed('notes')").fetchone()[0]
+    mode = cursor.execute("SELECT sqlitetriggers_change_feed_mode('notes')").fetchone()[0]
+    cursor.execute("INSERT INTO notes(body) VALUES ('a')")
+    cursor.execute("BEGIN; INSERT INTO notes(body) VALUES ('b'); UPDATE notes SET body = 'c' WHERE id = 2;"
+                   " UPDATE notes SET body = 'A' WHERE id = 1; COMMIT;")
+    logged = [json.loads(args) for (args,) in cursor.execute("SELECT args FROM swift_callback_log ORDER BY seq")]
+    expected = [["insert", 1, 1, "a"], ["insert", 2, 2, "c"], ["update", 1, 1, "a", 1, 1, "A"]]
+    check("there a feed without MODE takes mode 'net' by itself, says so, and gives a transaction's net changes",
+          [] if (installed, mode, logged) == ("net", "net", expected) else [f"{installed}, {mode}, {logged}"], 3)
 
 
 def run():

@@ -4,10 +4,10 @@ A change feed installed without a MODE on such a host takes mode 'net'
 (ext/change_net.c): at commit, one event per row the transaction changed,
 with the row's values before the transaction and after it.  A randomized
 oracle checks it where it matters, on every such host make installs:
-apsw's wheels of Apple's SQLite versions (3.39.4, 3.43.2, 3.51.0), Debian
-forky's sqlite3 shell 3.53.4 (which embeds SQLite), and, with MODE 'net'
-given, Python's own sqlite3 module on the system's SQLite, which has the
-hook.
+apsw's wheels of Apple's SQLite versions (3.39.4, 3.43.2, 3.51.0),
+sqlean.py, Debian forky's sqlite3 shell 3.53.4 (which embeds SQLite), and,
+with MODE 'net' given, Python's own sqlite3 module on the system's SQLite,
+which has the hook.
 
 The transactions mix the write paths: REPLACE through the key and a UNIQUE
 column, upserts, key changes, foreign-key cascades, savepoints rolled back,
@@ -307,34 +307,38 @@ def verify(installs, dumps, expected_mode):
     return mismatches, cases
 
 
-def child(library, mode):
-    """Runs in a process of its own: apsw when on PYTHONPATH, else sqlite3."""
+def connect(host, library):
+    """An execute(sql) -> first value function on a new connection of host
+    ('apsw', 'sqlean' or 'sqlite3'), and the host's name with its SQLite."""
+    if host == "apsw":
+        import apsw
+        connection = apsw.Connection(":memory:")
+        (getattr(connection, "enable_load_extension", None) or connection.enableloadextension)(True)
+        (getattr(connection, "load_extension", None) or connection.loadextension)(library, "sqlite3_sqlitetriggers_init")
+        cursor = connection.cursor()
+
+        def execute(sql):
+            rows = list(cursor.execute(sql))
+            return rows[0][0] if rows else None
+        return execute, "apsw " + apsw.sqlitelibversion()
+    module = __import__(host)
+    connection = module.connect(":memory:", isolation_level=None)
+    connection.enable_load_extension(True)
+    connection.load_extension(library)
+
+    def execute(sql):
+        row = connection.execute(sql).fetchone()
+        return row[0] if row else None
+    return execute, f"{host} {module.sqlite_version}"
+
+
+def child(library, host, mode):
+    """Runs in a process of its own (one apsw per process)."""
     runs = []
     for seed, recursive in ((1, False), (2, True)):
-        items = script(seed, recursive, mode or None)
-        try:
-            import apsw
-            connection = apsw.Connection(":memory:")
-            (getattr(connection, "enable_load_extension", None) or connection.enableloadextension)(True)
-            (getattr(connection, "load_extension", None) or connection.loadextension)(library, "sqlite3_sqlitetriggers_init")
-            cursor = connection.cursor()
-
-            def execute(sql):
-                rows = list(cursor.execute(sql))
-                return rows[0][0] if rows else None
-            host = "apsw " + apsw.sqlitelibversion()
-        except ImportError:
-            import sqlite3
-            connection = sqlite3.connect(":memory:", isolation_level=None)
-            connection.enable_load_extension(True)
-            connection.load_extension(library)
-
-            def execute(sql):
-                row = connection.execute(sql).fetchone()
-                return row[0] if row else None
-            host = "Python's sqlite3 " + sqlite3.sqlite_version
-        installs, dumps = run_items(execute, items)
-        runs.append({"host": host, "recursive": recursive, "installs": installs, "dumps": dumps})
+        execute, name = connect(host, library)
+        installs, dumps = run_items(execute, script(seed, recursive, mode or None))
+        runs.append({"host": name, "recursive": recursive, "installs": installs, "dumps": dumps})
     print(json.dumps(runs))
 
 
@@ -346,31 +350,36 @@ def report(host, runs, expected_mode):
               f"random transactions", mismatches, cases)
 
 
+def run_child(python, host, mode, name, expected_mode, pythonpath=None):
+    environment = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None
+    result = subprocess.run([python, __file__, "--child", library_path(), host, mode], capture_output=True,
+                            text=True, env=environment)
+    if result.returncode != 0:
+        check(f"{name} runs the net-change oracle", [result.stderr.strip()[-800:]], 1)
+        return
+    report(name, json.loads(result.stdout), expected_mode)
+
+
 def run():
-    library = library_path()
     for version in APSW_VERSIONS:
         target = os.path.join(ROOT, "build", "apple-apsw", version + ".0")
-        result = subprocess.run([sys.executable, __file__, "--child", library, ""], capture_output=True,
-                                text=True, env=dict(os.environ, PYTHONPATH=target))
-        if result.returncode != 0 or not os.path.isdir(target):
-            check(f"apsw {version} runs the net-change oracle", [result.stderr.strip()[-800:] or target], 1)
+        if not os.path.isdir(target):
+            check(f"apsw {version} runs the net-change oracle", [f"{target} is missing: make installs it"], 1)
             continue
-        report(f"apsw {version} (no preupdate hook; the feed's default mode)", json.loads(result.stdout), "net")
-    result = subprocess.run([SYSTEM_PYTHON, __file__, "--child", library, "net"], capture_output=True, text=True)
-    if result.returncode != 0:
-        check("Python's sqlite3 runs the net-change oracle", [result.stderr.strip()[-800:]], 1)
-    else:
-        report("Python's sqlite3 (the hook is there; mode 'net' asked)", json.loads(result.stdout), "net")
+        run_child(sys.executable, "apsw", "", f"apsw {version} (no preupdate hook; the feed's default mode)",
+                  "net", target)
+    run_child(sys.executable, "sqlean", "", "sqlean.py (no preupdate hook; the feed's default mode)", "net")
+    run_child(SYSTEM_PYTHON, "sqlite3", "net", "Python's sqlite3 (the hook is there; mode 'net' asked)", "net")
     if not os.path.exists(FORKY_SHELL):
         check("forky's sqlite3 shell 3.53.4 runs the net-change oracle",
               [f"{FORKY_SHELL} is missing: Tests/versions/fetch.sh unpacks it"], 1)
         return
     runs = []
     for seed, recursive in ((3, False), (4, True)):
-        installs, dumps = run_shell(FORKY_SHELL, library, script(seed, recursive, None))
+        installs, dumps = run_shell(FORKY_SHELL, library_path(), script(seed, recursive, None))
         runs.append({"recursive": recursive, "installs": installs, "dumps": dumps})
     report("forky's sqlite3 shell 3.53.4 (embeds SQLite; the feed's default mode)", runs, "net")
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
-    child(sys.argv[2], sys.argv[3])
+    child(sys.argv[2], sys.argv[3], sys.argv[4])

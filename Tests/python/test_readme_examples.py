@@ -46,9 +46,17 @@ def pattern(expected):
 
 def statements(block):
     """(statement, expected comment or None) pairs, SQL lines joined."""
-    result, current = [], ""
+    result, current, just_read_output = [], "", False
     for line in block.splitlines():
         code, _, comment = line.partition("--") if not line.lstrip().startswith("--") else ("", "", "")
+        # A comment line right after a statement that has none shows what
+        # it prints (later comment lines are prose).
+        if line.lstrip().startswith("--") and not current and result and result[-1][1] is None \
+                and not result[-1][0].startswith(".") and not just_read_output:
+            result[-1] = (result[-1][0], line.lstrip()[2:].strip())
+            just_read_output = True
+            continue
+        just_read_output = line.lstrip().startswith("--") and just_read_output
         if line.startswith("."):
             result.append((line, None))
             continue

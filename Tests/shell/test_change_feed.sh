@@ -12,7 +12,7 @@ INSERT INTO t(v, n) VALUES ('a', 1);
 UPDATE t SET n = 2;
 DELETE FROM t;
 $LOG" \
-  "3
+  "rows
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",1]
 2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",1,1,1,\"a\",2]
 3 sqlitetriggers.changes.t [\"delete\",1,1,\"a\",2]"
@@ -25,7 +25,7 @@ INSERT INTO t(v) VALUES ('a');
 INSERT INTO t(v) VALUES ('b'), ('a');
 BEGIN; INSERT INTO t(v) VALUES ('c'); SAVEPOINT s; INSERT INTO t(v) VALUES ('d'); ROLLBACK TO s; COMMIT;
 $LOG" \
-  "3
+  "rows
 Runtime error near line 6: UNIQUE constraint failed: t.v (19)
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
 2 sqlitetriggers.changes.t [\"insert\",2,2,\"c\",null]"
@@ -36,7 +36,7 @@ SELECT sqlitetriggers_change_feed('k', 'keys');
 INSERT INTO k VALUES ('x', 1, zeroblob(1000));
 UPDATE k SET c = NULL;
 $LOG" \
-  "3
+  "keys
 1 sqlitetriggers.changes.k [\"insert\",1,1,\"x\"]
 2 sqlitetriggers.changes.k [\"update\",1,1,\"x\",1,1,\"x\"]"
 
@@ -45,7 +45,7 @@ check "a WITHOUT ROWID table gives NULL rowids" \
 SELECT sqlitetriggers_change_feed('w');
 INSERT INTO w(k, v) VALUES ('x', 21);
 $LOG" \
-  "3
+  "rows
 1 sqlitetriggers.changes.w [\"insert\",null,\"x\",21]"
 
 check "generated columns: 'rows' is refused with nothing installed, 'keys' works" \
@@ -55,9 +55,9 @@ SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger';
 SELECT sqlitetriggers_change_feed('w', 'keys');
 INSERT INTO w(k, v) VALUES ('x', 21);
 $LOG" \
-  "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"w\": the table has generated columns, whose values SQLite's preupdate hook does not give: capture it in 'keys' mode
+  "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"w\": the table has generated columns, whose values SQLite's preupdate hook does not give: capture it in 'keys' or 'net' mode
 0
-3
+keys
 1 sqlitetriggers.changes.w [\"insert\",null,\"x\"]"
 
 check "calling again after a column was added rebuilds the triggers" \
@@ -68,8 +68,8 @@ SELECT sqlitetriggers_change_feed('t');
 INSERT INTO t(v) VALUES ('a');
 $LOG
 SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger';" \
-  "3
-3
+  "rows
+rows
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null,\"e\"]
 3"
 
@@ -80,8 +80,8 @@ SELECT sqlitetriggers_change_feed('t', 'off');
 INSERT INTO t(v) VALUES ('a');
 SELECT count(*) FROM swift_callback_log;
 SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger';" \
-  "3
-0
+  "rows
+off
 0
 0"
 
@@ -90,7 +90,7 @@ check "names that need quoting" \
 SELECT sqlitetriggers_change_feed('we\"ird');
 INSERT INTO \"we\"\"ird\" VALUES ('it''s', 1);
 $LOG" \
-  "3
+  "rows
 1 sqlitetriggers.changes.we\"ird [\"insert\",1,\"it's\",1]"
 
 for recursive in OFF ON; do
@@ -101,7 +101,7 @@ SELECT sqlitetriggers_change_feed('t');
 INSERT INTO t(id, v) VALUES (1, 'a');
 INSERT OR REPLACE INTO t(id, v) VALUES (1, 'b');
 $LOG" \
-  "3
+  "rows
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
 2 sqlitetriggers.changes.t [\"delete\",1,1,\"a\",null]
 3 sqlitetriggers.changes.t [\"insert\",1,1,\"b\",null]"
@@ -115,7 +115,7 @@ UPDATE OR REPLACE tags SET name = 'home' WHERE id = 2;
 INSERT OR REPLACE INTO tags VALUES (5, 'Errands');
 SELECT seq || ' ' || args FROM swift_callback_log WHERE seq > 2;
 SELECT group_concat(id || name, ' ') FROM tags;" \
-  "3
+  "rows
 3 [\"delete\",8,8,\"HOME\"]
 4 [\"update\",2,2,\"errands\",2,2,\"home\"]
 5 [\"insert\",5,5,\"Errands\"]
@@ -132,9 +132,9 @@ CREATE TEMP TRIGGER listStamp AFTER INSERT ON main.lists BEGIN UPDATE lists SET 
 INSERT INTO lists(id, title) VALUES (1, 'Inbox'); UPDATE lists SET title = 'Home';
 SELECT seq || ' ' || args FROM swift_callback_log;
 SELECT * FROM lists;" \
-  "3
-3
-3
+  "rows
+rows
+rows
 1 [\"insert\",1,1,\"Inbox\",null]
 2 [\"update\",1,1,\"Inbox\",null,1,1,\"Inbox!\",null]
 3 [\"update\",1,1,\"Inbox!\",null,1,1,\"Inbox!\",\"touched\"]
@@ -148,7 +148,7 @@ CREATE TABLE n(id TEXT PRIMARY KEY, parentId TEXT REFERENCES n(id) ON UPDATE CAS
 SELECT sqlitetriggers_change_feed('n'); INSERT INTO n VALUES ('a', 'a'); UPDATE n SET id = 'b' WHERE id = 'a';
 SELECT seq || ' ' || args FROM swift_callback_log;
 SELECT * FROM n;" \
-  "3
+  "rows
 1 [\"insert\",1,\"a\",\"a\"]
 2 [\"update\",1,\"a\",\"a\",1,\"b\",\"a\"]
 3 [\"update\",1,\"b\",\"a\",1,\"b\",\"b\"]
@@ -165,7 +165,7 @@ INSERT INTO p VALUES (0), (1), (2);
 INSERT INTO c VALUES (10, 1, 2, 2), (11, 2, 1, 1);
 DELETE FROM p WHERE id = 2;
 SELECT seq || ' ' || args FROM swift_callback_log WHERE seq > 2;" \
-  "3
+  "rows
 3 [\"update\",10,10,1,2,2,10,10,1,2,0]
 4 [\"update\",10,10,1,2,0,10,10,1,null,0]
 5 [\"delete\",11,11,2,1,1]"
@@ -179,8 +179,8 @@ SELECT sqlitetriggers_change_feed('p'); SELECT sqlitetriggers_change_feed('c');
 INSERT INTO p VALUES (1, 'x'); INSERT INTO c VALUES (7, 1);
 INSERT OR REPLACE INTO p VALUES (2, 'x');
 SELECT seq || ' ' || name || ' ' || args FROM swift_callback_log WHERE seq > 2;" \
-  "3
-3
+  "rows
+rows
 3 sqlitetriggers.changes.p [\"delete\",1,1,\"x\"]
 4 sqlitetriggers.changes.c [\"delete\",7,7,1]
 5 sqlitetriggers.changes.p [\"insert\",2,2,\"x\"]"
@@ -193,7 +193,7 @@ INSERT INTO t(id, v, n) VALUES (1, 'a', 1);
 INSERT INTO t(id, v, n) VALUES (2, 'a', 5) ON CONFLICT(v) DO UPDATE SET n = n + excluded.n;
 INSERT INTO t(id, v, n) VALUES (3, 'a', 5) ON CONFLICT DO NOTHING;
 $LOG" \
-  "3
+  "rows
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",1]
 2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",1,1,1,\"a\",6]"
 
@@ -208,7 +208,7 @@ INSERT INTO t(v) VALUES ('b'), ('bad');
 UPDATE t SET n = 1;
 COMMIT;
 $LOG" \
-  "3
+  "rows
 Runtime error near line 8: no (19)
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
 2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",null,1,1,\"a\",1]"
@@ -223,7 +223,7 @@ INSERT INTO wide(c1, c62) VALUES (1, 'x');
 $LOG" \
   "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"wide\": the table has 62 columns, and an event carries at most 61: capture it in 'keys' mode
 0
-3
+keys
 1 sqlitetriggers.changes.wide [\"insert\",1,1]"
 
 check "DROP COLUMN and ADD COLUMN work with a feed installed; events follow the new schema" \
@@ -234,7 +234,7 @@ INSERT INTO t(v) VALUES ('a');
 ALTER TABLE t ADD COLUMN extra TEXT;
 UPDATE t SET v = 'b', extra = 'e';
 $LOG" \
-  "3
+  "rows
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\"]
 2 sqlitetriggers.changes.t [\"update\",1,1,\"a\",null,1,1,\"b\",\"e\"]"
 
@@ -248,11 +248,11 @@ SELECT sqlitetriggers_change_feed('t', 'off');
 SELECT sqlitetriggers_change_feed('u');
 INSERT INTO u(v) VALUES ('a');
 $LOG" \
-  "3
+  "rows
 Runtime error near line 5: change capture of \"t\": no such table in the main schema: renamed? Call sqlitetriggers_change_feed(old name, 'off'), then install the feed under the new name
 0
-0
-3
+off
+rows
 1 sqlitetriggers.changes.u [\"insert\",1,1,\"a\",null]"
 
 check "the table name is matched as SQLite matches it, and events use the stored spelling" \
@@ -260,7 +260,7 @@ check "the table name is matched as SQLite matches it, and events use the stored
 SELECT sqlitetriggers_change_feed('LISTS');
 INSERT INTO lists VALUES (1);
 SELECT name FROM swift_callback_log;" \
-  "3
+  "rows
 sqlitetriggers.changes.Lists"
 
 check "a trigger dropped by hand: the capture no longer sees those writes, and the next write that fires another fails naming the cause" \
@@ -271,7 +271,7 @@ DROP TRIGGER temp.sqlitetriggers_changes_t_insert;
 INSERT INTO t(v) VALUES ('b');
 UPDATE t SET n = 1 WHERE v = 'a';
 SELECT count(*) FROM swift_callback_log;" \
-  "3
+  "rows
 Runtime error near line 7: change capture of \"t\": some of its triggers are missing (an install that ran out of memory, or dropped by hand): install the feed again
 1"
 
@@ -283,7 +283,7 @@ SELECT sqlitetriggers_change_feed_sql('t', 'off');" \
 CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_update\" BEFORE UPDATE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'update'); END;
 CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_delete\" BEFORE DELETE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'delete'); END;
 
-Runtime error near line 4: sqlitetriggers_change_feed_sql: MODE is 'rows' or 'keys'"
+Runtime error near line 4: sqlitetriggers_change_feed_sql: MODE is 'rows', 'keys' or 'net'"
 
 check "mistakes are errors that name the function" \
   "$T
@@ -295,8 +295,8 @@ CREATE VIEW v AS SELECT 1 AS x;
 SELECT sqlitetriggers_change_feed('v');" \
   "Runtime error near line 3: sqlitetriggers_change_feed: no table \"nope\" in the main schema
 Runtime error near line 4: sqlitetriggers_change_feed: expects a table name
-Runtime error near line 5: sqlitetriggers_change_feed: MODE is 'rows', 'keys' or 'off'
-Runtime error near line 6: sqlitetriggers_change_feed: MODE is 'rows', 'keys' or 'off'
+Runtime error near line 5: sqlitetriggers_change_feed: MODE is 'rows', 'keys', 'net' or 'off'
+Runtime error near line 6: sqlitetriggers_change_feed: MODE is 'rows', 'keys', 'net' or 'off'
 Runtime error near line 8: sqlitetriggers_change_feed: no table \"v\" in the main schema"
 
 check "direct-only: a view cannot call it" \
@@ -313,7 +313,7 @@ BEGIN; INSERT INTO t(v) VALUES ('x'); ROLLBACK;
 UPDATE t SET n = 1;
 SELECT seq, tx, json_extract(args, '\$[0]') FROM swift_callback_log;
 SELECT count(*) FROM temp.swift_callback_pending WHERE tx IS NOT NULL;" \
-  "3
+  "rows
 1|1|insert
 2|1|insert
 3|2|update
@@ -327,7 +327,7 @@ BEGIN; INSERT INTO t(v) VALUES ('a'); ALTER TABLE t RENAME TO u; INSERT INTO u(v
 COMMIT;
 SELECT count(*) FROM swift_callback_log;
 SELECT count(*) FROM sqlite_master WHERE name = 't';" \
-  "3
+  "rows
 Runtime error near line 5: change capture of \"t\": renamed in this transaction (ALTER TABLE ... RENAME TO): install its feed under the new name after the rename's own transaction; this transaction cannot commit without its feed losing changes
 0
 1"
@@ -342,8 +342,8 @@ INSERT INTO t(v) VALUES ('b');
 SELECT sqlitetriggers_change_feed('t');
 INSERT INTO t(v) VALUES ('c');
 $LOG" \
-  "3
-3
+  "rows
+rows
 1 sqlitetriggers.changes.t [\"insert\",1,1,\"a\",null]
 2 sqlitetriggers.changes.t [\"insert\",3,3,\"c\",null,null]"
 
@@ -355,9 +355,9 @@ SELECT sqlitetriggers_change_feed_mode('t');
 SELECT sqlitetriggers_change_feed('t');
 SELECT sqlitetriggers_change_feed_mode('t');" \
   "NULL
-3
 keys
-3
+keys
+rows
 rows"
 
 check "rows stored before ADD COLUMN ... DEFAULT: their old values read the default, as SELECT does; a stored NULL stays NULL" \
@@ -370,7 +370,7 @@ SELECT sqlitetriggers_change_feed('t');
 UPDATE t SET v = v || '!';
 DELETE FROM t WHERE id = 2;
 SELECT args FROM swift_callback_log;" \
-  "3
+  "rows
 [\"update\",1,1,\"a\",\"e\",7,1,1,\"a!\",\"e\",7]
 [\"update\",2,2,\"b\",\"e\",7,2,2,\"b!\",\"e\",7]
 [\"update\",3,3,\"c\",null,8,3,3,\"c!\",null,8]
@@ -384,7 +384,7 @@ ALTER TABLE t ADD COLUMN f DEFAULT 3;
 SELECT sqlitetriggers_change_feed('t');
 DELETE FROM t;
 SELECT args FROM swift_callback_log;" \
-  "3
+  "rows
 [\"delete\",1,\"a\",\"e\",3]"
 
 # The hook's text is read in place, after SQLite converted a UTF-16
@@ -402,7 +402,7 @@ UPDATE t SET v = char(97, 0, 98), w = 'x';
 DELETE FROM t;
 SELECT args FROM swift_callback_log;" \
   "$encoding
-3
+rows
 [\"insert\",1,1,\"\",\"héllo ✓\"]
 [\"update\",1,1,\"\",\"héllo ✓\",1,1,\"a\\u0000b\",\"x\"]
 [\"delete\",1,1,\"a\\u0000b\",\"x\"]" "$db"
@@ -446,7 +446,7 @@ check "REAL columns give REALs; a WITHOUT ROWID table keyed on a later column gi
   "CREATE TABLE u(id INTEGER PRIMARY KEY, r REAL, n NUMERIC, a);
 CREATE TABLE w(r REAL, k INTEGER, v, t TEXT, PRIMARY KEY(k)) WITHOUT ROWID;
 CREATE TABLE s(id INTEGER PRIMARY KEY, r REAL) STRICT;
-SELECT sqlitetriggers_change_feed('u') + sqlitetriggers_change_feed('w') + sqlitetriggers_change_feed('s');
+SELECT sqlitetriggers_change_feed('u') || sqlitetriggers_change_feed('w') || sqlitetriggers_change_feed('s');
 INSERT INTO u VALUES (1, 2.0, 3.0, 4.0);
 UPDATE u SET r = 5;
 DELETE FROM u;
@@ -457,7 +457,7 @@ UPDATE w SET v = 3 WHERE k = 12;
 DELETE FROM w WHERE k = 12;
 SELECT args FROM swift_callback_log;
 SELECT typeof(r), typeof(n), typeof(a) FROM u;" \
-  '9
+  'rowsrowsrows
 ["insert",1,1,2.0,3,4.0]
 ["update",1,1,2.0,3,4.0,1,1,5.0,3,4.0]
 ["delete",1,1,5.0,3,4.0]
@@ -473,11 +473,11 @@ INSERT INTO w VALUES (2.0, 9007199254740993, 1);
 UPDATE w SET v = 2;
 SELECT json_extract(args, '\$[0]'), json_extract(args, '\$[3]'), typeof(json_extract(args, '\$[3]')) FROM swift_callback_log;" 2>&1)
 if [ "$(sql "SELECT sqlite_version() >= '3.53'")" = 1 ]; then
-  expected='3
+  expected='rows
 insert|9007199254740993|integer
 update|9007199254740993|integer'
 else
-  expected='3
+  expected='rows
 Runtime error near line 5: change capture of "w": this SQLite'"'"'s preupdate hook gave an integer beyond 2^53 of a WITHOUT ROWID table, whose key is not its first column, rounded to a REAL (fixed in later SQLite): make the key the table'"'"'s first columns, or use SQLite 3.53 or later; this transaction cannot commit without its feed losing changes
 insert|9007199254740993|integer'
 fi
@@ -485,6 +485,77 @@ check_same "an integer beyond 2^53 in such a table: exact where SQLite reads it 
 
 check "a column without a declared type where that misreading would be ambiguous is refused before 3.53, naming the remedy" \
   "CREATE TABLE w(r REAL, k, PRIMARY KEY(k)) WITHOUT ROWID;
-SELECT sqlitetriggers_change_feed('w') = 3 OR sqlite_version() < '3.53';" \
+SELECT sqlitetriggers_change_feed('w') = 'rows' OR sqlite_version() < '3.53';" \
   "$(if [ "$(sql "SELECT sqlite_version() >= '3.53'")" = 1 ]; then echo 1; else
      echo 'Runtime error near line 3: sqlitetriggers_change_feed: change capture of "w": this SQLite'"'"'s preupdate hook reads the old value of column 2, which has no declared type, as a REAL in this WITHOUT ROWID table whose key is not its first column (fixed in SQLite 3.53): declare the column'"'"'s type, make the key the table'"'"'s first columns, or use SQLite 3.53 or later'; fi)"
+
+# ---- mode 'net': net changes per transaction by triggers (ext/change_net.c);
+# the randomized oracle is Tests/python/test_net_feed_oracle.py.
+
+check "mode 'net': one event per changed row per transaction, before and after, generated columns included" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE, n INT, twice INT AS (n * 2), up TEXT AS (upper(v)) STORED);
+SELECT sqlitetriggers_change_feed('t', 'net'); SELECT sqlitetriggers_change_feed_mode('t');
+INSERT INTO t(v, n) VALUES ('a', 1);
+BEGIN; INSERT INTO t(v, n) VALUES ('b', 2); UPDATE t SET n = 5 WHERE v = 'b'; INSERT INTO t(v) VALUES ('x'); DELETE FROM t WHERE v = 'x'; UPDATE t SET n = 3 WHERE v = 'a'; UPDATE t SET n = 1 WHERE v = 'a'; COMMIT;
+UPDATE t SET id = 10 WHERE v = 'a';
+INSERT OR REPLACE INTO t(id, v, n) VALUES (20, 'b', 7);
+BEGIN; UPDATE t SET n = 100; SAVEPOINT s; DELETE FROM t; ROLLBACK TO s; COMMIT;
+BEGIN; DELETE FROM t; ROLLBACK;
+UPDATE t SET n = n;
+SELECT seq || ' ' || args FROM swift_callback_log;" \
+  'net
+net
+1 ["insert",1,1,"a",1,2,"A"]
+2 ["insert",2,2,"b",5,10,"B"]
+3 ["delete",1,1,"a",1,2,"A"]
+4 ["insert",10,10,"a",1,2,"A"]
+5 ["delete",2,2,"b",5,10,"B"]
+6 ["insert",20,20,"b",7,14,"B"]
+7 ["update",10,10,"a",1,2,"A",10,10,"a",100,200,"A"]
+8 ["update",20,20,"b",7,14,"B",20,20,"b",100,200,"B"]'
+
+check "mode 'net' after ALTER TABLE: ADD COLUMN stops writes until installed again, a commit that added one after writing fails, DROP COLUMN names the feed" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
+SELECT sqlitetriggers_change_feed('t', 'net');
+INSERT INTO t VALUES (1, 'a');
+ALTER TABLE t ADD COLUMN w TEXT DEFAULT 'd';
+INSERT INTO t VALUES (2, 'b', 'c');
+SELECT sqlitetriggers_change_feed('t', 'net');
+INSERT INTO t VALUES (3, 'c', 'e');
+BEGIN;
+INSERT INTO t VALUES (4, 'd', 'f');
+ALTER TABLE t ADD COLUMN x;
+COMMIT;
+SELECT group_concat(id) FROM t;
+ALTER TABLE t DROP COLUMN v;
+SELECT seq || ' ' || args FROM swift_callback_log;" \
+  'net
+Runtime error near line 6: change capture of "t": its columns changed since its feed was installed (ALTER TABLE), or its state table was dropped: install the feed again
+net
+Runtime error near line 12: change capture of "t": its columns changed since its feed was installed (ALTER TABLE): install the feed again
+1,3
+Runtime error near line 14: error in trigger sqlitetriggers_changes_t_insert after drop column: no such column: t.v
+1 ["insert",1,1,"a"]
+2 ["insert",3,3,"c","e"]'
+
+check "mode 'net' refuses a UNIQUE index on an expression, and installing again inside a transaction that wrote the table, keeping what was installed" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
+CREATE UNIQUE INDEX lv ON t(lower(v));
+SELECT sqlitetriggers_change_feed('t');
+SELECT sqlitetriggers_change_feed('t', 'net');
+SELECT sqlitetriggers_change_feed_mode('t');
+CREATE TABLE u(id INTEGER PRIMARY KEY, v);
+SELECT sqlitetriggers_change_feed('u', 'net');
+BEGIN;
+INSERT INTO u VALUES (1, 'a');
+SELECT sqlitetriggers_change_feed('u', 'net');
+SELECT sqlitetriggers_change_feed('u', 'rows');
+COMMIT;
+SELECT seq || ' ' || args FROM swift_callback_log;" \
+  'rows
+Runtime error near line 5: sqlitetriggers_change_feed: change capture of "t": its UNIQUE index "lv" is on an expression, and what REPLACE deletes through it cannot be seen without the preupdate hook: index columns instead, or use a host that gives the hook
+rows
+net
+Runtime error near line 11: sqlitetriggers_change_feed: the feed of "u" captured changes in this open transaction: install it again after the transaction ends
+Runtime error near line 12: sqlitetriggers_change_feed: the feed of "u" captured changes in this open transaction: install it again after the transaction ends
+1 ["insert",1,1,"a"]'
