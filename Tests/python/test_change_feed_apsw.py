@@ -14,6 +14,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 
 from checks import check, library_path
 
@@ -97,9 +98,45 @@ def run_apsw():
           [] if (installed, mode, logged) == ("net", "net", expected) else [f"{installed}, {mode}, {logged}"], 3)
 
 
+def run_busy_commit():
+    """A COMMIT that fails after the net feed read the transaction at xSync
+    (SQLITE_BUSY: another connection reads, in rollback-journal mode) leaves
+    the transaction open; the next COMMIT reads it again, with what was
+    written since, and each net change arrives once."""
+    import apsw
+    path = os.path.join(tempfile.mkdtemp(), "busy.db")
+
+    def connect():
+        connection = apsw.Connection(path)
+        connection.enable_load_extension(True)
+        connection.load_extension(library_path(), "sqlite3_sqlitetriggers_init")
+        return connection
+    writer, reader = connect(), connect()
+    writer.execute("PRAGMA journal_mode = DELETE").fetchall()
+    writer.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v)")
+    writer.execute("SELECT sqlitetriggers_change_feed('t')").fetchall()
+    writer.execute("INSERT INTO t VALUES (1, 'a')")
+    reader.execute("BEGIN; SELECT count(*) FROM t").fetchall()
+    writer.execute("BEGIN; INSERT INTO t VALUES (2, 'b'); UPDATE t SET v = 'A' WHERE id = 1")
+    try:
+        writer.execute("COMMIT")
+        busy = False
+    except apsw.BusyError:
+        busy = True
+    writer.execute("INSERT INTO t VALUES (3, 'c'); DELETE FROM t WHERE id = 2")
+    reader.execute("COMMIT")
+    writer.execute("COMMIT")
+    logged = [json.loads(args) for (args,) in writer.execute("SELECT args FROM swift_callback_log ORDER BY seq")]
+    expected = [["insert", 1, 1, "a"], ["update", 1, 1, "a", 1, 1, "A"], ["insert", 3, 3, "c"]]
+    check("mode 'net': a COMMIT that fails busy after the feed read the transaction, then succeeds, delivers "
+          "each net change once, with the writes made in between",
+          [] if (busy, logged) == (True, expected) else [f"busy {busy}, logged {logged}"], 2)
+
+
 def run():
     run_stdlib()
     run_apsw()
+    run_busy_commit()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--stdlib"]:
