@@ -17,6 +17,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", "7.10.0"..<"8.0.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"605.0.0"),
+        // sqlitetriggers-migrate's command line.
+        .package(url: "https://github.com/apple/swift-argument-parser", "1.5.0"..<"2.0.0"),
         .package(url: "https://github.com/pointfreeco/swift-snapshot-testing", from: "1.19.7"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
         // `swift package generate-documentation` (the Documentation.docc catalogs).
@@ -68,7 +70,7 @@ let package = Package(
         // The primary-key migration as a command, for shell users.
         .executableTarget(
             name: "sqlitetriggers-migrate",
-            dependencies: ["SQLiteTriggersGRDB"]),
+            dependencies: ["SQLiteTriggersGRDB", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // make bench: the Swift observers against GRDB's own tools, and the
         // change feeds against SQLite's session extension (a bench-only shim).
         .target(

@@ -20,7 +20,7 @@ import Foundation
 import SQLiteTriggersGRDB
 import SQLiteTriggersMacros
 
-@TriggerTable struct Reminder { let id: UUID; var title: String; var updatedAt: Date? }
+@TriggerTable struct Reminder: Codable, FetchableRecord, PersistableRecord { let id: UUID; var title: String; var updatedAt: Date? }
 
 var config = Configuration()
 config.prepareDatabase { db in try db.installSQLiteTriggers() }
@@ -29,15 +29,22 @@ try dbQueue.write { db in
     try db.execute(sql: "CREATE TABLE reminders(id TEXT PRIMARY KEY DEFAULT (uuidv7()), title TEXT, updatedAt TEXT)")
     try Reminder.afterUpdateTouch(\.updatedAt).execute(db)
     try db.execute(sql: "INSERT INTO reminders(title) VALUES ('Buy milk'); UPDATE reminders SET title = 'Buy oat milk'")
-    print(try String.fetchOne(db, sql: "SELECT uuid_version(id) || ' ' || (updatedAt IS NOT NULL) FROM reminders")!)
+    // GRDB's query interface on described columns, with our imports alone.
+    let milk = try Reminder.filter { $0.title == "Buy oat milk" && $0.title != "Buy milk" }.fetchCount(db)
+    print(try String.fetchOne(db, sql: "SELECT uuid_version(id) || ' ' || (updatedAt IS NOT NULL) FROM reminders")!, milk)
 }
+SWIFT
+# The manifest's GRDB product: `import GRDB` beside ours.
+cat > "$work/RemindersApp/Sources/RemindersApp/GRDBNames.swift" <<'SWIFT'
+import GRDB
+let titleColumn = GRDB.Column("title")
 SWIFT
 passed=0 failed=0
 if [ ! -s "$work/RemindersApp/Package.swift" ]; then
   echo "FAIL the README has no consumer Package.swift block"; failed=$((failed + 1))
 elif (set -o pipefail; cd "$work/RemindersApp" && swift build 2>&1 | tail -n 5); then
   output=$(cd "$work/RemindersApp" && .build/debug/RemindersApp 2>&1)
-  if [ "$output" = "7 1" ]; then passed=$((passed + 1)); else
+  if [ "$output" = "7 1 1" ]; then passed=$((passed + 1)); else
     echo "FAIL the app ran but printed: $output"; failed=$((failed + 1)); fi
 else
   echo "FAIL an app depending on the package does not build"; failed=$((failed + 1))
@@ -47,7 +54,7 @@ if (set -o pipefail; cd "$work/RemindersApp" &&
     swift package resolve swift-syntax --version 600.0.1 2>&1 | tail -n 2 &&
     grep -A8 '"swift-syntax"' Package.resolved | grep -q '"version" : "600.0.1"' &&
     swift build 2>&1 | tail -n 2) &&
-   [ "$(cd "$work/RemindersApp" && .build/debug/RemindersApp 2>&1)" = "7 1" ]; then
+   [ "$(cd "$work/RemindersApp" && .build/debug/RemindersApp 2>&1)" = "7 1 1" ]; then
   passed=$((passed + 1))
 else
   echo "FAIL the app does not build or run with swift-syntax 600.0.1"; failed=$((failed + 1))

@@ -41,6 +41,10 @@ public struct RuleSet: Sendable {
 @resultBuilder
 public enum RuleSetBuilder {
     public static func buildExpression(_ rule: TempTrigger) -> [TempTrigger] { [rule] }
+    // Disfavored, so that an element of the wrong type (a StructuredQueries
+    // trigger not wrapped in `TempTrigger(…)`) is diagnosed against the
+    // single-rule overload, where Swift 6.3 otherwise fails to produce one.
+    @_disfavoredOverload
     public static func buildExpression(_ rules: [TempTrigger]) -> [TempTrigger] { rules }
     public static func buildBlock(_ parts: [TempTrigger]...) -> [TempTrigger] { parts.flatMap { $0 } }
     public static func buildOptional(_ part: [TempTrigger]?) -> [TempTrigger] { part ?? [] }

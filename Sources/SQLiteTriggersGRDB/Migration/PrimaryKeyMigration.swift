@@ -55,17 +55,33 @@ public enum UUIDFunction: String, Sendable {
 /// devices. `addedKeyName` names the key that tables without one gain.
 /// `dryRun` does everything, checks included, then rolls it back: the
 /// report's `statements` show what would be created. `progress` is called
-/// with a line before each table's rows are copied.
+/// with a line before each table's rows are copied, and `rowsCopied` as
+/// they are, a chunk at a time (from 0 of the table's count to all of them).
 @discardableResult
 public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid,
                                extraReferences: [ExtraReference] = [], dropUniqueConstraints: [String] = [],
                                addedKeyName: String = "id", dryRun: Bool = false,
-                               progress: @escaping (String) -> Void = { _ in }) throws -> PrimaryKeyMigrationReport {
+                               progress: @escaping (String) -> Void = { _ in },
+                               rowsCopied: @escaping (MigrationProgress) -> Void = { _ in }) throws -> PrimaryKeyMigrationReport {
     var migration = PrimaryKeyMigration(tables: tables, uuidFunction: uuidFunction, extraReferences: extraReferences,
                                         dropUniqueConstraints: dropUniqueConstraints, addedKeyName: addedKeyName)
     migration.dryRun = dryRun
     migration.progress = progress
+    migration.rowsCopied = rowsCopied
     return try migration.run(db)
+}
+
+/// How far a migration's copy of a table's rows got.
+///
+/// ```swift
+/// try migratePrimaryKeys(db, tables: ["reminders"], rowsCopied: { step in
+///     print("\(step.table): \(step.rowsCopied) of \(step.rowCount) rows")
+/// })
+/// ```
+public struct MigrationProgress: Sendable, Equatable {
+    public var table: String
+    public var rowsCopied: Int
+    public var rowCount: Int
 }
 
 /// The same, naming the tables by their descriptions (`@TriggerTable` structs).
@@ -77,10 +93,11 @@ public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: U
 public func migratePrimaryKeys(_ db: Database, tables: [any TableDescription.Type], uuidFunction: UUIDFunction = .uuid,
                                extraReferences: [ExtraReference] = [], dropUniqueConstraints: [any TableDescription.Type] = [],
                                addedKeyName: String = "id", dryRun: Bool = false,
-                               progress: @escaping (String) -> Void = { _ in }) throws -> PrimaryKeyMigrationReport {
+                               progress: @escaping (String) -> Void = { _ in },
+                               rowsCopied: @escaping (MigrationProgress) -> Void = { _ in }) throws -> PrimaryKeyMigrationReport {
     try migratePrimaryKeys(db, tables: tables.map { $0.tableName }, uuidFunction: uuidFunction, extraReferences: extraReferences,
                            dropUniqueConstraints: dropUniqueConstraints.map { $0.tableName }, addedKeyName: addedKeyName,
-                           dryRun: dryRun, progress: progress)
+                           dryRun: dryRun, progress: progress, rowsCopied: rowsCopied)
 }
 
 /// A column holding ids of a migrated table without a foreign key: the
@@ -136,6 +153,7 @@ struct PrimaryKeyMigration {
     var addedKeyName = "id"
     var dryRun = false
     var progress: (String) -> Void = { _ in }
+    var rowsCopied: (MigrationProgress) -> Void = { _ in }
     #if DEBUG
     /// Called after each step with its name: the tests' fault injection,
     /// compiled into debug builds only.
@@ -704,9 +722,29 @@ struct PrimaryKeyMigration {
                 values.append(quoted)
             }
         }
-        try db.execute(sql: """
-            INSERT INTO \(SQLQuoting.identifier(plan.temporaryName)) (\(targets.joined(separator: ", ")))
-            SELECT \(values.joined(separator: ", ")) FROM \(SQLQuoting.identifier(plan.table))
-            """, arguments: ["salt": salt])
+        // In rowid order, a chunk at a time, so that a long copy can say how
+        // far it got; each chunk is a range of the rowid, which stays.
+        let table = SQLQuoting.identifier(plan.table), copy = SQLQuoting.identifier(plan.temporaryName)
+        let rowCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+        var copied = 0
+        var after: Int64?       // the last rowid copied
+        rowsCopied(MigrationProgress(table: plan.table, rowsCopied: 0, rowCount: rowCount))
+        while true {
+            try db.execute(sql: """
+                INSERT INTO \(copy) (\(targets.joined(separator: ", ")))
+                SELECT \(values.joined(separator: ", ")) FROM \(table) \(after == nil ? "" : "WHERE \(rowid) > :after")
+                ORDER BY \(rowid) LIMIT \(Self.copyChunk)
+                """, arguments: after.map { ["salt": salt, "after": $0] } ?? ["salt": salt])
+            let chunk = db.changesCount
+            guard chunk > 0 else { break }
+            copied += chunk
+            after = try Int64.fetchOne(db, sql: "SELECT max(\(rowid)) FROM \(copy)")
+            rowsCopied(MigrationProgress(table: plan.table, rowsCopied: copied, rowCount: max(rowCount, copied)))
+            if chunk < Self.copyChunk { break }
+        }
     }
+
+    /// Rows copied per statement: large enough that the chunks cost nothing
+    /// measurable, small enough that progress moves every fraction of a second.
+    static let copyChunk = 50_000
 }

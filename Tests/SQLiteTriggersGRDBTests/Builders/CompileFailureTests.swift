@@ -50,6 +50,42 @@ import Testing
         #expect(diagnostics == nil, "\(diagnostics ?? "")")
     }
 
+    @Test func earlierNamesThatStructuredQueriesDoesNotDeclareNameTheirReplacement() throws {
+        let diagnostics = try typecheck("""
+            func oldNames(_ column: any AnyTableColumn, _ branch: CaseWhen<Int, String>) {}
+            """)
+        #expect(diagnostics?.contains("'AnyTableColumn' has been renamed to 'AnyColumnDescription'") == true, "\(diagnostics ?? "compiled")")
+        #expect(diagnostics?.contains("'CaseWhen' has been renamed to 'SQLCaseWhen'") == true, "\(diagnostics ?? "compiled")")
+    }
+
+    @Test func aRuleSetElementOfTheWrongTypeIsDiagnosedAsSuch() throws {
+        let control = try typecheck("let rules = RuleSet { Item.afterUpdateTouch(\\.updatedAt) }")
+        #expect(control == nil, "\(control ?? "")")
+        let wrong = try typecheck(#"let rules = RuleSet { "not a trigger" }"#)
+        #expect(wrong?.contains("cannot convert value of type 'String' to expected argument type 'TempTrigger'") == true,
+                "\(wrong ?? "compiled")")
+        #expect(wrong?.contains("failed to produce diagnostic") != true)
+    }
+
+    @Test func describedColumnsCompareInGRDBQueriesWithOurImportsAlone() throws {
+        let diagnostics = try typecheckSource("""
+            import Foundation
+            import SQLiteTriggersGRDB
+            import SQLiteTriggersMacros
+            @TriggerTable struct Item: Codable, FetchableRecord, PersistableRecord {
+                var id: UUID
+                var title: String
+                var rank: Int
+                var note: String?
+            }
+            let milk = Item.filter { $0.title == "Milk" }.order(\\.title)
+            let ranked = Item.filter { $0.rank >= 2 && $0.title != "x" }
+            let ranges = Item.filter { $0.rank < 3 }.filter { $0.rank <= 3 }.filter { $0.rank > 0 }
+            let noted = Item.filter { !($0.note == nil) || $0.id == UUID() }
+            """)
+        #expect(diagnostics == nil, "\(diagnostics ?? "")")
+    }
+
     @Test func aSwiftDateIsNoLiteral() throws {
         let assigned = try typecheck("let t = Item.afterUpdateTouch { $0.updatedAt = .value(Date()) }")
         #expect(assigned?.contains("use .now for the time the trigger fires, or .frozen(date) for a fixed instant") == true,

@@ -296,6 +296,27 @@ func relations(_ db: Database) throws -> [String] {
         #expect(try dbQueue.read(dump) == before)
     }
 
+    @Test func aLongCopySaysHowFarItGotAChunkAtATime() throws {
+        let dbQueue = try makeQueue("CREATE TABLE t(id INTEGER PRIMARY KEY, v)")
+        try dbQueue.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120000)
+                INSERT INTO t SELECT i * 3, i FROM n
+                """)
+        }
+        var steps: [MigrationProgress] = []
+        try dbQueue.writeWithoutTransaction { db in
+            _ = try migratePrimaryKeys(db, tables: ["t"], rowsCopied: { steps.append($0) })
+        }
+        #expect(steps.map(\.rowsCopied) == [0, 50_000, 100_000, 120_000])
+        #expect(steps.allSatisfy { $0.table == "t" && $0.rowCount == 120_000 })
+        let copied = try dbQueue.read { db in
+            try Row.fetchOne(db, sql: "SELECT count(*), count(DISTINCT id), min(rowid), max(rowid), sum(v) FROM t")
+        }
+        #expect(copied == ["count(*)": 120_000, "count(DISTINCT id)": 120_000, "min(rowid)": 3, "max(rowid)": 360_000,
+                           "sum(v)": 7_200_060_000])
+    }
+
     @Test func theCommandMigratesAFileForShellUsers() throws {
         let path = temporaryDatabasePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -307,16 +328,23 @@ func relations(_ db: Database) throws -> [String] {
         #expect(refused.output == "sqlitetriggers-migrate: migratePrimaryKeys: table \"reminders\": \"reminderTags\" references it but is not part of the migration\n")
         #expect(try DatabaseQueue(path: path).read(dump) == before)
         let help = try run(["--help"])
-        #expect(help.status == 0 && help.output.hasPrefix("usage: sqlitetriggers-migrate [options] DATABASE TABLE..."))
-        #expect(try run(["--bogus", path, "t"]).status == 2)
+        #expect(help.status == 0 && help.output.contains("USAGE: sqlitetriggers-migrate <database> <tables> ..."), "\(help.output)")
+        #expect(help.output.contains("--dry-run") && help.output.contains("--reference <T.C=P>"), "\(help.output)")
+        let bogus = try run(["--bogus", path, "t"])
+        #expect(bogus.status == 64 && bogus.output.contains("Unknown option '--bogus'"), "\(bogus)")
+        let noTable = try run([path])
+        #expect(noTable.status == 64 && noTable.output.contains("Missing expected argument '<tables> ...'"), "\(noTable)")
+        let badReference = try run(["--reference", "nodot", path, "t"])
+        #expect(badReference.status == 64 && badReference.output.contains("--reference <T.C=P>"), "\(badReference)")
         let dryRun = try run(["--dry-run", path] + reminderTables)
         #expect(dryRun.status == 0, "\(dryRun.output)")
         #expect(dryRun.output.hasPrefix("-- dry run: nothing was changed. The migration would run:\nCREATE TABLE \"remindersLists\" (\n"))
         #expect(dryRun.output.contains("CREATE INDEX \"index_reminders_on_remindersListID\" ON \"reminders\"(\"remindersListID\");"))
         #expect(try DatabaseQueue(path: path).read(dump) == before, "a dry run changes nothing")
-        let migrated = try run(["--uuidv7", "--seed", "7", path] + reminderTables)
+        let migrated = try run(["--uuidv7", "--seed", "7", "--progress", path] + reminderTables)
         #expect(migrated.status == 0, "\(migrated.output)")
         #expect(migrated.output.contains("reminders: copying its rows\n"), "a progress line per table")
+        #expect(migrated.output.contains("reminderTags: 15 of 15 rows (100%)\n"), "rows done of rows, on standard error")
         #expect(migrated.output.contains("reminderTags: 15 rows now keyed by UUID"))
         #expect(migrated.output.contains("old id -> new id: SELECT rowid, id FROM <table>"))
         let versions = try DatabaseQueue(path: path, configuration: installingConfiguration()).read { db in
