@@ -19,21 +19,26 @@ extension ChangeFeed {
 
     /// The capture's mode for this feed: a keys-only feed shares a row
     /// capture another feed of the table installed (it reads the key
-    /// columns by name), and a row feed replaces a keys-only capture.
+    /// columns by name), a row feed replaces a keys-only capture, and a net
+    /// feed of rows reads a capture installed in mode 'net' from SQL (net
+    /// changes by triggers, ext/change_net.c: the same events, one per row
+    /// per transaction), which any other feed replaces.
     /// Drops the installed capture when it must change.
     func captureMode(_ db: Database, table: String) throws -> String {
         let installed = try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed_mode(?)", arguments: [table])
-        let mode = isKeysOnly && installed != "rows" ? "keys" : "rows"
+        let mode = isNet && !isKeysOnly && installed == "net" ? "net" : isKeysOnly && installed != "rows" ? "keys" : "rows"
         if let installed, installed != mode { try Self.captureRule(db, table: table, mode: installed).drop().execute(db) }
         return mode
     }
 
-    /// The capture's three BEFORE triggers, as the C installer writes them.
+    /// The capture's triggers, as the C installer writes them: three BEFORE
+    /// ones, and in mode 'net' two AFTER ones (and its state table, which
+    /// installing again replaces).
     static func captureRule(_ db: Database, table: String, mode: String) throws -> TempTrigger {
         let sql = try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed_sql(?, ?)", arguments: [table, mode]) ?? ""
         let name = { (kind: String) in "sqlitetriggers_changes_\(table)_\(kind)" }
         return TempTrigger(name: name("insert"), sql: sql, tableName: table, firedBy: ["INSERT", "UPDATE", "DELETE"],
-                                companions: [name("update"), name("delete")])
+                           companions: [name("update"), name("delete")] + (mode == "net" ? [name("inserted"), name("updated")] : []))
     }
 
     /// The SQL condition on `swift_callback_batch` rows that keeps this

@@ -160,9 +160,21 @@ struct Replica<Record: Hashable> {
                                    .deleted(FeedList(id: 2, title: ""))])
     }
 
-    @Test(arguments: [false, true]) func netChangesFoldEachTransaction(recursiveTriggers: Bool) throws {
+    /// `byTriggers`: the capture installed from SQL in mode 'net' (net
+    /// changes read by triggers, as on hosts without the preupdate hook),
+    /// whose events the same Swift feed decodes.
+    @Test(arguments: [false, true], [false, true])
+    func netChangesFoldEachTransaction(recursiveTriggers: Bool, byTriggers: Bool) throws {
         let dbQueue = try makeQueue(recursiveTriggers: recursiveTriggers)
+        if byTriggers {
+            let installed = try dbQueue.write { db in
+                try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed('feedLists', 'net')")
+            }
+            #expect(installed == "net")
+        }
         let (changes, observation) = try collect(FeedList.self, feed: ChangeFeed.all.netPerTransaction(), on: dbQueue)
+        let mode = try dbQueue.read { db in try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed_mode('feedLists')") }
+        #expect(mode == (byTriggers ? "net" : "rows"))
         defer { observation.cancel() }
         try dbQueue.write { db in
             try db.execute(sql: "INSERT INTO feedLists(id, title) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
@@ -204,7 +216,8 @@ struct Replica<Record: Hashable> {
 
     @Test func aSwiftObserverHearsAFeedInstalledFromSQL() throws {
         let dbQueue = try makeQueue()
-        try dbQueue.write { db in _ = try Int.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed('FEEDLISTS')") }
+        let installed = try dbQueue.write { db in try String.fetchOne(db, sql: "SELECT sqlitetriggers_change_feed('FEEDLISTS')") }
+        #expect(installed == "rows")
         let heard = Locked<[String]>([])
         let observation = try dbQueue.writeWithoutTransaction { db in
             try db.observeCallbackBatches(named: "sqlitetriggers.changes.feedLists") { db, _ in
@@ -228,7 +241,7 @@ struct Replica<Record: Hashable> {
         let error = try #require(throws: DatabaseError.self) {
             try dbQueue.observeChanges(to: Generated.self, scheduling: .onWriterQueue) { _ in }
         }
-        #expect(error.message?.contains("generated columns") == true && error.message?.contains("'keys' mode") == true)
+        #expect(error.message?.contains("generated columns") == true && error.message?.contains("'keys' or 'net' mode") == true)
         #expect(try dbQueue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger'") } == 0)
         let keys = Locked<[RecordChange<ChangedKey>]>([])
         let observation = try dbQueue.observeChangedKeys(of: Generated.self, scheduling: .onWriterQueue) { change in keys.mutate { $0.append(change) } }
