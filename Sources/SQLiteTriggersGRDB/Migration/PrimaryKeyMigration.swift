@@ -57,6 +57,11 @@ public enum UUIDFunction: String, Sendable {
 /// report's `statements` show what would be created. `progress` is called
 /// with a line before each table's rows are copied, and `rowsCopied` as
 /// they are, a chunk at a time (from 0 of the table's count to all of them).
+// Disfavored: given an array of types that are not table descriptions (a
+// StructuredQueries table), Swift then diagnoses it against the overload
+// below ("does not conform to 'TableDescription'") instead of failing to
+// produce a diagnostic between the two.
+@_disfavoredOverload
 @discardableResult
 public func migratePrimaryKeys(_ db: Database, tables: [String], uuidFunction: UUIDFunction = .uuid,
                                extraReferences: [ExtraReference] = [], dropUniqueConstraints: [String] = [],

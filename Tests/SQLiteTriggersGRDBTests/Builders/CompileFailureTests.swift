@@ -67,6 +67,19 @@ import Testing
         #expect(wrong?.contains("failed to produce diagnostic") != true)
     }
 
+    @Test func migratingATypeThatIsNoTableDescriptionIsDiagnosedAsSuch() throws {
+        // A StructuredQueries table that is not also a @TriggerTable, say.
+        let diagnostics = try typecheckSource("""
+            import SQLiteTriggersGRDB
+            struct Plain { static let tableName = "plains" }
+            func migrate(_ db: Database) throws {
+                try migratePrimaryKeys(db, tables: [Plain.self])
+            }
+            """)
+        #expect(diagnostics?.contains("failed to produce diagnostic") == false, "\(diagnostics ?? "compiled")")
+        #expect(diagnostics?.contains("TableDescription") == true, "\(diagnostics ?? "compiled")")
+    }
+
     @Test func describedColumnsCompareInGRDBQueriesWithOurImportsAlone() throws {
         let diagnostics = try typecheckSource("""
             import Foundation
