@@ -61,9 +61,10 @@
 **     table renamed and written in the same transaction: the COMMIT fails.
 **     A capture missing one of its triggers (dropped by hand, or an
 **     install that ran out of memory) fails the next write that fires one.
-**   - Generated columns in 'rows' mode (the hook does not see the values
-**     of VIRTUAL ones) and tables too wide for an event (126 arguments):
-**     installing fails, naming the remedy.
+**   - VIRTUAL generated columns in 'rows' mode (the hook does not see
+**     their values; it gives STORED ones, as any column) and tables too
+**     wide for an event (126 arguments): installing fails, naming the
+**     remedy.
 **
 ** HOOK OWNERSHIP
 **   A connection has one preupdate hook, and SQLite's interface gives back
@@ -691,7 +692,7 @@ static int captureRead(sqlite3 *db, const char *zTable, int eMode,
                        char **pzErr){
   int isKeysOnly = eMode==CAPTURE_KEYS;
   sqlite3_stmt *pStmt = 0;
-  int rc, nColumn = 0, nGenerated = 0, nKey = 0, maxWidth, isStrict = 0;
+  int rc, nColumn = 0, nGenerated = 0, nVirtual = 0, nKey = 0, maxWidth, isStrict = 0;
   *pzErr = 0;
   *pzCanonical = 0;
   rc = sqlite3_prepare_v2(db, "SELECT name, wr, strict FROM pragma_table_list WHERE schema = 'main'"
@@ -732,6 +733,7 @@ static int captureRead(sqlite3 *db, const char *zTable, int eMode,
     pTab->aAffinity[nColumn] = captureAffinity((const char*)sqlite3_column_text(pStmt, 3), isStrict);
     nColumn++;
     nGenerated += hidden==2 || hidden==3;
+    nVirtual += hidden==2;
     if( pk>0 ){
       int *aNew = sqlite3_realloc64(pTab->aKey, (sqlite3_uint64)(nKey<pk ? pk : nKey)*sizeof(int));
       if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
@@ -755,9 +757,11 @@ static int captureRead(sqlite3 *db, const char *zTable, int eMode,
     rc = captureReadDefaults(db, *pzCanonical, nColumn, pTab);
     if( rc!=SQLITE_OK ) return rc;
   }
-  if( eMode==CAPTURE_ROWS && nGenerated ){
-    *pzErr = captureError(*pzCanonical, "the table has generated columns, whose values "
-        "SQLite's preupdate hook does not give: capture it in 'keys' or 'net' mode");
+  /* STORED generated columns are in the stored row, where the hook reads
+  ** them; VIRTUAL ones are not (and only they shift the stored columns). */
+  if( eMode==CAPTURE_ROWS && nVirtual ){
+    *pzErr = captureError(*pzCanonical, "the table has VIRTUAL generated columns, whose values "
+        "SQLite's preupdate hook does not give: make them STORED, or capture it in 'keys' or 'net' mode");
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   /* An update carries the kind and two sides of a rowid and the values. */

@@ -14,32 +14,40 @@
 **       for swift_callback observers and swift_callback_log: once, in the
 **       order SQLite made the changes, never for rolled-back work, whatever
 **       wrote the row, and whatever PRAGMA recursive_triggers says.  MODE
-**       'rows' (the default) passes every column, 'keys' only the primary
-**       key's (for transactions that touch millions of rows: the pending
-**       log then holds keys, not whole rows); 'off' drops the triggers.
+**       'rows' passes every column, 'keys' only the primary key's (for
+**       transactions that touch millions of rows: the pending log then
+**       holds keys, not whole rows); both need the preupdate hook.  'net'
+**       gives each transaction's net change per row instead, read by
+**       triggers alone (change_net.c, which adds two AFTER triggers,
+**       _inserted and _updated, and a TEMP state table).  Without MODE:
+**       'rows' where the host gives the hook, else 'net'.  'off' drops
+**       the capture.
 **
-**       Returns the number of triggers installed: 3, or 0 for 'off'.  All
+**       Returns the mode installed ('rows', 'keys', 'net'), or 'off'.  All
 **       or nothing: an error leaves no trigger of the feed behind, except
 **       when memory runs out between two of them (a nested statement
 **       cannot clean up then); a capture missing a trigger refuses every
 **       write to its table, naming it, until installed again or turned off.
-**       Dropping the table drops the triggers (they are TEMP).  Errors name
-**       the function: not a table of the main schema, an unknown MODE, a
-**       table name that is NULL or not text, and change_capture.c's
-**       refusals (no preupdate hook in this SQLite, generated columns in
-**       'rows' mode, a table too wide for an event).  Direct-only: a schema
-**       stored in a database file can never install triggers.
+**       Installing again inside a transaction whose changes a 'net'
+**       capture holds is refused (its state would go).  Dropping the
+**       table drops the triggers (they are TEMP).  Errors name the
+**       function: not a table of the main schema, an unknown MODE, a table
+**       name that is NULL or not text, and the refusals of
+**       change_capture.c (no preupdate hook for 'rows' or 'keys', VIRTUAL
+**       generated columns in 'rows' mode, a table too wide for an event)
+**       and change_net.c (a UNIQUE index on an expression).  Direct-only:
+**       a schema stored in a database file can never install triggers.
 **
 **   sqlitetriggers_change_feed_mode(TABLE)
-**       The mode of the capture installed on main.TABLE, 'rows' or 'keys',
-**       or NULL when none is (read from its insert trigger, as written by
-**       this file).
+**       The mode of the capture installed on main.TABLE, 'rows', 'keys' or
+**       'net', or NULL when none is (read from its insert trigger, as
+**       written by this file).
 **
 **   sqlitetriggers_change_feed_sql(TABLE, MODE)
-**       The CREATE TEMP TRIGGER statements that sqlitetriggers_change_feed
-**       runs, checked as it checks them, for hosts that keep triggers
-**       themselves (SQLiteTriggersGRDB's rule keeper); MODE 'rows' or
-**       'keys'.
+**       The statements that sqlitetriggers_change_feed runs to install
+**       (CREATE TEMP TRIGGER, and for 'net' its state table), checked as it
+**       checks them, for hosts that keep triggers themselves
+**       (SQLiteTriggersGRDB's rule keeper); MODE 'rows', 'keys' or 'net'.
 */
 #include "sqlitetriggers_internal.h"
 

@@ -613,6 +613,26 @@ static void testWithoutRowidOldValuesAreExact(void){
   sqlite3_close(db);
 }
 
+/* STORED generated columns in 'rows' mode, as SELECT reads them, on every
+** SQLite make test runs: the hook gives them as any stored column. */
+static void testStoredGeneratedColumns(void){
+  sqlite3 *db = openRegistered(0);
+  char zW[128], zS[128];
+  exec(db, "CREATE TABLE w(a TEXT, k INTEGER PRIMARY KEY, up TEXT AS (upper(a)) STORED, r REAL) WITHOUT ROWID;"
+           "CREATE TABLE s(id INTEGER PRIMARY KEY, v INT, twice REAL AS (v * 2) STORED);"
+           "SELECT sqlitetriggers_change_feed('w'), sqlitetriggers_change_feed('s');"
+           "INSERT INTO w(a, k, r) VALUES ('x', 7, 1); UPDATE w SET a = 'y'; DELETE FROM w;"
+           "INSERT INTO s(v) VALUES (1); UPDATE s SET v = 2;");
+  queryText(db, "SELECT group_concat(args, ' ') FROM swift_callback_log WHERE name LIKE '%.w'", zW);
+  queryText(db, "SELECT group_concat(args, ' ') FROM swift_callback_log WHERE name LIKE '%.s'", zS);
+  expect(strcmp(zW, "[\"insert\",null,\"x\",7,\"X\",1.0] "
+                    "[\"update\",null,\"x\",7,\"X\",1.0,null,\"y\",7,\"Y\",1.0] "
+                    "[\"delete\",null,\"y\",7,\"Y\",1.0]")==0
+         && strcmp(zS, "[\"insert\",1,1,1,2.0] [\"update\",1,1,1,2.0,1,1,2,4.0]")==0,
+         "STORED generated columns arrive in 'rows' mode, typed as SELECT reads them");
+  sqlite3_close(db);
+}
+
 static void testRegistrationAgainKeepsCapturing(void){
   sqlite3 *db = openRegistered(0);
   char zLog[128];
@@ -633,6 +653,7 @@ void runCaptureTests(void){
   testAnotherHookFailsLoudly();
   testSessionsBesideAFeed();
   testWithoutRowidOldValuesAreExact();
+  testStoredGeneratedColumns();
   testRegistrationAgainKeepsCapturing();
   randomState = 20261124;
   runOracle(0, nTransaction);

@@ -48,17 +48,32 @@ $LOG" \
   "rows
 1 sqlitetriggers.changes.w [\"insert\",null,\"x\",21]"
 
-check "generated columns: 'rows' is refused with nothing installed, 'keys' works" \
+check "VIRTUAL generated columns: 'rows' is refused with nothing installed, 'keys' works" \
   "CREATE TABLE w(k TEXT PRIMARY KEY, v INT, twice INT AS (v * 2)) WITHOUT ROWID;
 SELECT sqlitetriggers_change_feed('w');
 SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger';
 SELECT sqlitetriggers_change_feed('w', 'keys');
 INSERT INTO w(k, v) VALUES ('x', 21);
 $LOG" \
-  "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"w\": the table has generated columns, whose values SQLite's preupdate hook does not give: capture it in 'keys' or 'net' mode
+  "Runtime error near line 3: sqlitetriggers_change_feed: change capture of \"w\": the table has VIRTUAL generated columns, whose values SQLite's preupdate hook does not give: make them STORED, or capture it in 'keys' or 'net' mode
 0
 keys
 1 sqlitetriggers.changes.w [\"insert\",null,\"x\"]"
+
+check "STORED generated columns arrive in 'rows' mode, as SELECT reads them, in rowid and WITHOUT ROWID tables" \
+  "CREATE TABLE s(id INTEGER PRIMARY KEY, v INT, twice REAL AS (v * 2) STORED, n TEXT);
+CREATE TABLE w(a TEXT, k INTEGER PRIMARY KEY, up TEXT AS (upper(a)) STORED, r REAL) WITHOUT ROWID;
+SELECT sqlitetriggers_change_feed('s') || sqlitetriggers_change_feed('w');
+INSERT INTO s(v, n) VALUES (1, 'a'); UPDATE s SET v = 2; DELETE FROM s;
+INSERT INTO w(a, k, r) VALUES ('x', 7, 1); UPDATE w SET a = 'y'; DELETE FROM w;
+$LOG" \
+  "rowsrows
+1 sqlitetriggers.changes.s [\"insert\",1,1,1,2.0,\"a\"]
+2 sqlitetriggers.changes.s [\"update\",1,1,1,2.0,\"a\",1,1,2,4.0,\"a\"]
+3 sqlitetriggers.changes.s [\"delete\",1,1,2,4.0,\"a\"]
+4 sqlitetriggers.changes.w [\"insert\",null,\"x\",7,\"X\",1.0]
+5 sqlitetriggers.changes.w [\"update\",null,\"x\",7,\"X\",1.0,null,\"y\",7,\"Y\",1.0]
+6 sqlitetriggers.changes.w [\"delete\",null,\"y\",7,\"Y\",1.0]"
 
 check "calling again after a column was added rebuilds the triggers" \
   "$T
