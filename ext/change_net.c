@@ -248,30 +248,30 @@ static void netAppendFirstTouch(sqlite3_str *pOut, const NetShape *pShape){
   sqlite3_str_appendall(pOut, " WHERE \"tx\" IS NOT excluded.\"tx\";");
 }
 
-/* "SELECT capture, 1, t.rowid, t.c1 ... FROM main.T AS t": a row as it is. */
-static void netAppendRowSelect(sqlite3_str *pOut, const NetShape *pShape, const char *zTable,
-                               const char *zKind){
+/* "INSERT INTO state SELECT capture, 1, R.rowid, R.c1 ...": the values of
+** row R (OLD, or a row of the table read as it is), which the caller
+** finishes with FROM and WHERE, then the upsert. */
+static void netAppendRow(sqlite3_str *pOut, const NetShape *pShape, const char *zTable,
+                         const char *zKind, const char *zRow){
   int i;
   sqlite3_str_appendf(pOut, " INSERT INTO \"" NET_STATE "%w\" SELECT "
-      "sqlitetriggers_change_capture('%q', 'net', '%s'), 1, %s", zTable, zTable, zKind,
-      pShape->hasRowid ? "t.rowid" : "NULL");
-  for(i=0; i<pShape->nColumn; i++) sqlite3_str_appendf(pOut, ", t.\"%w\"", pShape->azColumn[i]);
-  sqlite3_str_appendf(pOut, " FROM \"main\".\"%w\" AS t WHERE ", zTable);
+      "sqlitetriggers_change_capture('%q', 'net', '%s'), 1, ", zTable, zTable, zKind);
+  if( pShape->hasRowid ) sqlite3_str_appendf(pOut, "%s.rowid", zRow);
+  else sqlite3_str_appendall(pOut, "NULL");
+  for(i=0; i<pShape->nColumn; i++) sqlite3_str_appendf(pOut, ", %s.\"%w\"", zRow, pShape->azColumn[i]);
 }
 
 /* The probes of the rows NEW conflicts with (HOW, at the top). */
 static void netAppendProbes(sqlite3_str *pOut, const NetShape *pShape, const char *zTable,
                             const char *zKind){
   int i, k;
-  if( pShape->hasRowid ){
-    netAppendRowSelect(pOut, pShape, zTable, zKind);
-    sqlite3_str_appendall(pOut, "t.rowid = new.rowid");
-    netAppendFirstTouch(pOut, pShape);
-  }
-  for(i=0; i<pShape->nUnique; i++){
-    const NetIndex *pIndex = &pShape->aUnique[i];
-    netAppendRowSelect(pOut, pShape, zTable, zKind);
-    for(k=0; k<pIndex->nColumn; k++){
+  for(i=-1; i<pShape->nUnique; i++){
+    const NetIndex *pIndex = i<0 ? 0 : &pShape->aUnique[i];
+    if( i<0 && !pShape->hasRowid ) continue;
+    netAppendRow(pOut, pShape, zTable, zKind, "t");
+    sqlite3_str_appendf(pOut, " FROM \"main\".\"%w\" AS t WHERE ", zTable);
+    if( pIndex==0 ) sqlite3_str_appendall(pOut, "t.rowid = new.rowid");
+    for(k=0; pIndex && k<pIndex->nColumn; k++){
       const char *zColumn = pIndex->aColumn[k]<0 ? "rowid" : pShape->azColumn[pIndex->aColumn[k]];
       sqlite3_str_appendf(pOut, "%st.\"%w\" = new.\"%w\" COLLATE \"%w\"", k ? " AND " : "",
                           zColumn, zColumn, pIndex->azCollation[k]);
@@ -280,15 +280,11 @@ static void netAppendProbes(sqlite3_str *pOut, const NetShape *pShape, const cha
   }
 }
 
-/* OLD, before its first change. */
+/* OLD, before its first change.  (WHERE: an upsert's SELECT needs one.) */
 static void netAppendOld(sqlite3_str *pOut, const NetShape *pShape, const char *zTable,
                          const char *zKind){
-  int i;
-  sqlite3_str_appendf(pOut, " INSERT INTO \"" NET_STATE "%w\" VALUES ("
-      "sqlitetriggers_change_capture('%q', 'net', '%s'), 1, %s", zTable, zTable, zKind,
-      pShape->hasRowid ? "old.rowid" : "NULL");
-  for(i=0; i<pShape->nColumn; i++) sqlite3_str_appendf(pOut, ", old.\"%w\"", pShape->azColumn[i]);
-  sqlite3_str_appendall(pOut, ")");
+  netAppendRow(pOut, pShape, zTable, zKind, "old");
+  sqlite3_str_appendall(pOut, " WHERE true");
   netAppendFirstTouch(pOut, pShape);
 }
 

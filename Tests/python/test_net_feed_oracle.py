@@ -97,39 +97,27 @@ def statements(rng):
     pid = lambda: rng.randint(1, 8)
     conflict = lambda: rng.choice(["", "OR REPLACE ", "OR IGNORE ", "OR REPLACE "])
     code = lambda: rng.choice(["a", "b", "A"])
-    choice = rng.randrange(15)
-    if choice == 0:
-        return (f"INSERT {conflict()}INTO parent(id, name, score, data) VALUES "
-                f"({literal(rng.choice([None, pid()]))}, {literal(name())}, {literal(score())}, {literal(data())})")
-    if choice == 1:
-        return f"UPDATE {conflict()}parent SET name = {literal(name())} WHERE id = {pid()}"
-    if choice == 2:
-        return f"UPDATE parent SET score = {literal(score())}, data = {literal(data())} WHERE id = {pid()}"
-    if choice == 3:
-        return f"UPDATE {conflict()}parent SET id = {pid()} WHERE id = {pid()}"
-    if choice == 4:
-        return f"DELETE FROM parent WHERE id = {pid()}"
-    if choice == 5:
-        return (f"INSERT INTO parent(id, name, score) VALUES ({pid()}, {literal(name())}, {literal(score())})"
-                f" ON CONFLICT(name) DO UPDATE SET score = excluded.score")
-    if choice == 6:
-        return (f"INSERT {conflict()}INTO child VALUES ({literal(code())}, {rng.randint(1, 5)},"
-                f" {literal(rng.choice([None, pid()]))}, {literal(rng.choice([None, 1, 1.5]))})")
-    if choice == 7:
-        return f"UPDATE {conflict()}child SET code = {literal(code())}, r = {literal(score())} WHERE n = {rng.randint(1, 5)}"
-    if choice == 8:
-        return f"DELETE FROM child WHERE n = {rng.randint(1, 5)}"
-    if choice == 9:
-        return f"INSERT INTO plain VALUES ({literal(score())}, {literal(name())}, {literal(data())})"
-    if choice == 10:
-        return f"REPLACE INTO plain(rowid, a, b) VALUES ({rng.randint(1, 6)}, {literal(score())}, {literal(name())})"
-    if choice == 11:
-        return f"UPDATE plain SET a = {literal(score())}, rowid = {rng.randint(1, 9)} WHERE rowid = {rng.randint(1, 9)}"
-    if choice == 12:
-        return f"DELETE FROM plain WHERE b IS {literal(name())}"
-    if choice == 13:
-        return f"UPDATE parent SET name = name WHERE id = {pid()}"
-    return f"UPDATE plain SET b = b, a = a"
+    writes = [
+        lambda: (f"INSERT {conflict()}INTO parent(id, name, score, data) VALUES "
+                 f"({literal(rng.choice([None, pid()]))}, {literal(name())}, {literal(score())}, {literal(data())})"),
+        lambda: f"UPDATE {conflict()}parent SET name = {literal(name())} WHERE id = {pid()}",
+        lambda: f"UPDATE parent SET score = {literal(score())}, data = {literal(data())} WHERE id = {pid()}",
+        lambda: f"UPDATE {conflict()}parent SET id = {pid()} WHERE id = {pid()}",
+        lambda: f"DELETE FROM parent WHERE id = {pid()}",
+        lambda: (f"INSERT INTO parent(id, name, score) VALUES ({pid()}, {literal(name())}, {literal(score())})"
+                 f" ON CONFLICT(name) DO UPDATE SET score = excluded.score"),
+        lambda: (f"INSERT {conflict()}INTO child VALUES ({literal(code())}, {rng.randint(1, 5)},"
+                 f" {literal(rng.choice([None, pid()]))}, {literal(rng.choice([None, 1, 1.5]))})"),
+        lambda: f"UPDATE {conflict()}child SET code = {literal(code())}, r = {literal(score())} WHERE n = {rng.randint(1, 5)}",
+        lambda: f"DELETE FROM child WHERE n = {rng.randint(1, 5)}",
+        lambda: f"INSERT INTO plain VALUES ({literal(score())}, {literal(name())}, {literal(data())})",
+        lambda: f"REPLACE INTO plain(rowid, a, b) VALUES ({rng.randint(1, 6)}, {literal(score())}, {literal(name())})",
+        lambda: f"UPDATE plain SET a = {literal(score())}, rowid = {rng.randint(1, 9)} WHERE rowid = {rng.randint(1, 9)}",
+        lambda: f"DELETE FROM plain WHERE b IS {literal(name())}",
+        lambda: f"UPDATE parent SET name = name WHERE id = {pid()}",
+        lambda: "UPDATE plain SET b = b, a = a",
+    ]
+    return rng.choice(writes)()
 
 
 def script(seed, recursive, mode):
