@@ -57,8 +57,11 @@
 **     fails, naming the cause.
 **   - Another preupdate hook on the connection (a SQLite session, or GRDB
 **     built with SQLITE_ENABLE_PREUPDATE_HOOK): see HOOK OWNERSHIP.
-**   - A change that could not be recorded (out of memory), or a captured
-**     table renamed and written in the same transaction: the COMMIT fails.
+**   - A change that could not be recorded (out of memory), a captured
+**     table renamed and written in the same transaction, or an incremental
+**     BLOB write to one while the hook is set (SQLite reports it as a
+**     DELETE, without the bytes written): the COMMIT fails.  A BLOB write
+**     in a transaction that announced nothing finds no hook: unseen.
 **     A capture missing one of its triggers (dropped by hand, or an
 **     install that ran out of memory) fails the next write that fires one.
 **   - VIRTUAL generated columns in 'rows' mode (the hook does not see
@@ -130,6 +133,7 @@ struct PreupdateApi {
   int (*xOld)(sqlite3*, int, sqlite3_value**);
   int (*xNew)(sqlite3*, int, sqlite3_value**);
   int (*xCount)(sqlite3*);
+  int (*xBlobWrite)(sqlite3*);    /* NULL where this SQLite has none */
 };
 
 #ifdef SQLITE_CORE
@@ -142,6 +146,7 @@ void *sqlite3_preupdate_hook(sqlite3*, PreupdateCallback, void*) WEAK_IMPORT;
 int sqlite3_preupdate_old(sqlite3*, int, sqlite3_value**) WEAK_IMPORT;
 int sqlite3_preupdate_new(sqlite3*, int, sqlite3_value**) WEAK_IMPORT;
 int sqlite3_preupdate_count(sqlite3*) WEAK_IMPORT;
+int sqlite3_preupdate_blobwrite(sqlite3*) WEAK_IMPORT;
 #endif
 
 /* 1 and the interface in *pApi, or 0 when this host has none. */
@@ -151,6 +156,7 @@ static int preupdateApiFind(PreupdateApi *pApi){
   pApi->xOld = sqlite3_preupdate_old;
   pApi->xNew = sqlite3_preupdate_new;
   pApi->xCount = sqlite3_preupdate_count;
+  pApi->xBlobWrite = sqlite3_preupdate_blobwrite;
 #elif defined(_WIN32)
   memset(pApi, 0, sizeof(*pApi));
 #else
@@ -167,6 +173,7 @@ static int preupdateApiFind(PreupdateApi *pApi){
       pApi->xOld = (int(*)(sqlite3*,int,sqlite3_value**))dlsym(pLibrary, "sqlite3_preupdate_old");
       pApi->xNew = (int(*)(sqlite3*,int,sqlite3_value**))dlsym(pLibrary, "sqlite3_preupdate_new");
       pApi->xCount = (int(*)(sqlite3*))dlsym(pLibrary, "sqlite3_preupdate_count");
+      pApi->xBlobWrite = (int(*)(sqlite3*))dlsym(pLibrary, "sqlite3_preupdate_blobwrite");
     }
     /* The library stays loaded: its host holds it. */
     dlclose(pLibrary);
@@ -463,6 +470,15 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
             "under the new name after the rename's own transaction");
       }
     }
+    return;
+  }
+  /* sqlite3_blob_write() reports a DELETE of the row it writes, with no
+  ** trigger, and without the bytes written: not a deletion, and not
+  ** something the feed can deliver. */
+  if( op==SQLITE_DELETE && pCap->api.xBlobWrite && pCap->api.xBlobWrite(db)>=0 ){
+    sqlitetriggers_callback_spoil(p, pTab->zTable, SQLITE_ERROR,
+        "an incremental BLOB write (sqlite3_blob_write) changed one of its rows, which a change "
+        "feed cannot deliver: write BLOBs with UPDATE");
     return;
   }
   if( pTab->iArmedTransaction!=iTransaction ) return;

@@ -41,6 +41,43 @@ def stdlib_log(library):
     print(json.dumps({"installed": installed, "logged": logged}))
 
 
+def stdlib_blob_write(library):
+    """Runs in SYSTEM_PYTHON: an incremental BLOB write in a transaction that
+    wrote the captured table, after an insert that was ignored (whose BEFORE
+    trigger ran): sqlite3_blob_write reports it to the hook as a DELETE."""
+    connection = sqlite3.connect(":memory:", isolation_level=None)
+    connection.enable_load_extension(True)
+    connection.load_extension(library)
+    connection.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE, b BLOB)")
+    connection.execute("SELECT sqlitetriggers_change_feed('t')")
+    connection.execute("INSERT INTO t VALUES (1, 'a', zeroblob(4))")
+    connection.execute("BEGIN")
+    connection.execute("INSERT OR IGNORE INTO t VALUES (2, 'a', NULL)")
+    with connection.blobopen("t", "b", 1) as blob:
+        blob.write(b"\x01\x02\x03\x04")
+    try:
+        connection.execute("COMMIT")
+        error = None
+    except sqlite3.Error as failure:
+        error = str(failure)
+    logged = [json.loads(args) for (args,) in connection.execute("SELECT args FROM swift_callback_log ORDER BY seq")]
+    stored = connection.execute("SELECT hex(b) FROM t").fetchone()[0]
+    print(json.dumps({"error": error, "logged": logged, "stored": stored}))
+
+
+def run_stdlib_blob_write():
+    result = subprocess.run([SYSTEM_PYTHON, __file__, "--blob", os.path.abspath(library_path())],
+                            capture_output=True, text=True)
+    seen = json.loads(result.stdout) if result.returncode == 0 else {"error": result.stderr, "logged": None}
+    mismatches = []
+    if "incremental BLOB write" not in (seen["error"] or "") or "write BLOBs with UPDATE" not in (seen["error"] or ""):
+        mismatches.append(f"the COMMIT should fail naming the BLOB write and the remedy: {seen['error']!r}")
+    if seen.get("logged") != [["insert", 1, 1, "a", {"blob": "00000000"}]] or seen.get("stored") != "00000000":
+        mismatches.append(f"no forged delete, nothing committed: {seen}")
+    check("an incremental BLOB write to a captured table fails its COMMIT loudly, never forging a delete",
+          mismatches, 2)
+
+
 def run_stdlib():
     result = subprocess.run([SYSTEM_PYTHON, __file__, "--stdlib", os.path.abspath(library_path())],
                             capture_output=True, text=True)
@@ -135,9 +172,12 @@ def run_busy_commit():
 
 def run():
     run_stdlib()
+    run_stdlib_blob_write()
     run_apsw()
     run_busy_commit()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--stdlib"]:
     stdlib_log(sys.argv[2])
+if __name__ == "__main__" and sys.argv[1:2] == ["--blob"]:
+    stdlib_blob_write(sys.argv[2])
