@@ -7,7 +7,11 @@ oracle checks it where it matters, on every such host make installs:
 apsw's wheels of Apple's SQLite versions (3.39.4, 3.43.2, 3.51.0),
 sqlean.py, Debian forky's sqlite3 shell 3.53.4 (which embeds SQLite), and,
 with MODE 'net' given, Python's own sqlite3 module on the system's SQLite,
-which has the hook.
+which has the hook.  The same workload then runs the exact feed (mode
+'rows', its generated length STORED) through Python's sqlite3 on the
+system's SQLite 3.40.1 and Debian's 3.46.1 and 3.53.4: a replica applying
+every change in order equals the tables, and the changes folded per row
+equal the difference of the tables.
 
 The transactions mix the write paths: REPLACE through the key and a UNIQUE
 column, upserts, key changes, foreign-key cascades, savepoints rolled back,
@@ -121,9 +125,12 @@ def statements(rng):
 
 
 def script(seed, recursive, mode):
-    """The run's items: ("sql", text) to execute, ("dump", None) to read."""
+    """The run's items: ("sql", text) to execute, ("dump", None) to read.
+    For the exact feed (mode 'rows'), whose hook sees no VIRTUAL column, the
+    generated length is STORED."""
     rng = random.Random(seed)
-    items = [("sql", s) for s in SCHEMA]
+    schema = [sql.replace("VIRTUAL", "STORED") if mode == "rows" else sql for sql in SCHEMA]
+    items = [("sql", s) for s in schema]
     items.append(("sql", f"PRAGMA recursive_triggers = {'ON' if recursive else 'OFF'}"))
     items.append(("sql", RULE_BEFORE))
     argument = f", '{mode}'" if mode else ""
@@ -240,7 +247,11 @@ def log_of(dump):
 
 
 def verify(installs, dumps, expected_mode):
-    """The mismatches of one run, and the number of cases looked at."""
+    """The mismatches of one run, and the number of cases looked at.  The
+    exact feed (mode 'rows') gives every change: the replica applies them in
+    order, and their fold per row (its first old side, its last new side)
+    must be the difference of the tables."""
+    exact = expected_mode == "rows"
     mismatches = []
     if installs != [expected_mode] * len(TABLES):
         mismatches.append(f"installs gave {installs}, expected {expected_mode!r} for each table")
@@ -267,10 +278,13 @@ def verify(installs, dumps, expected_mode):
                 new = (sides[0], tuple(typed_from_event(v) for v in sides[1:width]))
             if kind == "update":
                 new = (sides[width], tuple(typed_from_event(v) for v in sides[width + 1:2 * width]))
-            key = row_key(table, *(old or new))
-            if key in got[table]:
-                mismatches.append(f"transaction {number}: two events for {table} {key}")
-            got[table][key] = (kind, old, new)
+            if exact:
+                fold(got[table], table, old, new)
+            else:
+                key = row_key(table, *(old or new))
+                if key in got[table]:
+                    mismatches.append(f"transaction {number}: two events for {table} {key}")
+                got[table][key] = (kind, old, new)
             if old is not None:
                 replica[table].pop(row_key(table, *old), None)
             if new is not None:
@@ -288,11 +302,27 @@ def verify(installs, dumps, expected_mode):
                     continue
                 kind = "insert" if before is None else "delete" if after is None else "update"
                 expected[key] = (kind, before, after)
+            if exact:
+                got[table] = {key: (("insert" if before is None else "delete" if after is None else "update"),
+                                    before, after)
+                              for key, (before, after) in got[table].items() if before != after}
             if expected != got[table]:
                 mismatches.append(f"transaction {number}, {table}: events {got[table]} differ from "
                                   f"the difference of the tables {expected}")
         previous = now
     return mismatches, cases
+
+
+def fold(folded, table, old, new):
+    """Adds an exact change to folded: key -> (row before, row after) over
+    the transaction; a change of key is a delete and an insert."""
+    if old is not None and new is not None and row_key(table, *old) != row_key(table, *new):
+        fold(folded, table, old, None)
+        fold(folded, table, None, new)
+        return
+    key = row_key(table, *(old or new))
+    before = folded[key][0] if key in folded else old
+    folded[key] = (before, new)
 
 
 def connect(host, library):
@@ -333,14 +363,17 @@ def child(library, host, mode):
 def report(host, runs, expected_mode):
     for run_ in runs:
         mismatches, cases = verify(run_["installs"], run_["dumps"], expected_mode)
-        check(f"{host}, recursive_triggers {'ON' if run_['recursive'] else 'OFF'}: net changes per transaction "
+        what = "exact changes, folded," if expected_mode == "rows" else "net changes"
+        check(f"{host}, recursive_triggers {'ON' if run_['recursive'] else 'OFF'}: {what} per transaction "
               f"equal the difference of the tables, and a replica equals them, over {TRANSACTIONS} "
               f"random transactions", mismatches, cases)
 
 
 def run_child(python, host, mode, name, expected_mode, pythonpath=None):
+    """python: the interpreter, or a command list that runs it."""
     environment = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None
-    result = subprocess.run([python, __file__, "--child", library_path(), host, mode], capture_output=True,
+    command = python if isinstance(python, list) else [python]
+    result = subprocess.run(command + [__file__, "--child", library_path(), host, mode], capture_output=True,
                             text=True, env=environment)
     if result.returncode != 0:
         check(f"{name} runs the net-change oracle", [result.stderr.strip()[-800:]], 1)
@@ -358,6 +391,16 @@ def run():
                   "net", target)
     run_child(sys.executable, "sqlean", "", "sqlean.py (no preupdate hook; the feed's default mode)", "net")
     run_child(SYSTEM_PYTHON, "sqlite3", "net", "Python's sqlite3 (the hook is there; mode 'net' asked)", "net")
+    # The exact feed under the same workload, folded, on every SQLite with
+    # the hook that make test runs: the system's and Debian's newer ones.
+    run_child(SYSTEM_PYTHON, "sqlite3", "rows", "the exact feed, Python's sqlite3 on the system SQLite", "rows")
+    for version in ("3.46.1", "3.53.4"):
+        runner = os.path.join(ROOT, "build", "sqlite-versions", version, "run")
+        if not os.path.exists(runner):
+            check(f"the exact feed on SQLite {version}", [f"{runner} is missing: Tests/versions/fetch.sh unpacks it"], 1)
+            continue
+        run_child([runner, SYSTEM_PYTHON], "sqlite3", "rows", f"the exact feed, Python's sqlite3 on SQLite {version}",
+                  "rows")
     if not os.path.exists(FORKY_SHELL):
         check("forky's sqlite3 shell 3.53.4 runs the net-change oracle",
               [f"{FORKY_SHELL} is missing: Tests/versions/fetch.sh unpacks it"], 1)
