@@ -207,6 +207,39 @@ int sqlitetriggers_callback_record_at_commit(Connection *p, const char *zName, i
   return SQLITE_OK;
 }
 
+int sqlitetriggers_callback_pending_count(Connection *p){
+  return p->pCallbacks->pending.n;
+}
+
+/* Pending event iEvent again, argument iArg replaced by pValue, if it is
+** still pending and named zName (a savepoint may have dropped it since);
+** SQLITE_NOMEM when out of memory. */
+int sqlitetriggers_callback_patch_pending(Connection *p, int iEvent, const char *zName,
+                                          int iArg, sqlite3_value *pValue){
+  CallbackState *pState = p->pCallbacks;
+  ArgView aView[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
+  StoredEvent *pOld, *pNew;
+  int i;
+  if( iEvent<0 || iEvent>=pState->pending.n ) return SQLITE_OK;
+  pOld = pState->pending.a[iEvent];
+  if( strcmp(pOld->event.zName, zName)!=0 || iArg>=pOld->event.nArg ) return SQLITE_OK;
+  for(i=0; i<pOld->event.nArg; i++){
+    const StoredArg *pArg = &pOld->event.aStored[i];
+    aView[i].eType = pArg->eType;
+    aView[i].nByte = pArg->nByte;
+    aView[i].z = (pArg->eType==SQLITE_TEXT || pArg->eType==SQLITE_BLOB) ? pArg->u.z : 0;
+    if( pArg->eType==SQLITE_INTEGER ) aView[i].u.i = pArg->u.i;
+    if( pArg->eType==SQLITE_FLOAT ) aView[i].u.r = pArg->u.r;
+  }
+  if( !sqlitetriggers_arg_view_read(&aView[iArg], pValue) ) return SQLITE_NOMEM;
+  pNew = sqlitetriggers_stored_event_create(&pState->pChunk, pOld->event.zName,
+                                            (int)strlen(pOld->event.zName), pOld->event.nArg, aView);
+  if( pNew==0 ) return SQLITE_NOMEM;
+  pState->pending.a[iEvent] = pNew;
+  sqlitetriggers_stored_event_release(pOld);
+  return SQLITE_OK;
+}
+
 void sqlitetriggers_callback_forget_at_commit(Connection *p){
   sqlitetriggers_event_list_truncate(&p->pCallbacks->atCommit, 0);
 }

@@ -332,7 +332,9 @@ static int pendingRelease(sqlite3_vtab *pVtab, int iLevel){
   return SQLITE_OK;
 }
 static int pendingRollbackTo(sqlite3_vtab *pVtab, int iLevel){
+  Connection *p = ((EventTable*)pVtab)->p;
   sqlitetriggers_savepoint_rollback_to(sqlitetriggers_table_state(pVtab), iLevel);
+  sqlitetriggers_capture_rollback_to(p, sqlitetriggers_callback_pending_count(p));
   return SQLITE_OK;
 }
 

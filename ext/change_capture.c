@@ -95,7 +95,9 @@
 **   columns' affinities: see captureReadMisreads.
 **   A row stored before ALTER TABLE ... ADD COLUMN lacks the new column;
 **   the hook reports its old value as NULL where SELECT reads the default.
-**   The old side gets the default (captureOldValue), in rowid tables.
+**   The old side gets the default (captureOldValue), in rowid tables; for a
+**   column added after the transaction's check, at xSync, where SQL can
+**   read the default (captureApplyPatches).
 */
 #if !defined(SQLITE_CORE) && !defined(_WIN32) && !defined(_GNU_SOURCE)
 # define _GNU_SOURCE          /* dladdr() in glibc */
@@ -202,6 +204,10 @@ static int preupdateApiFind(PreupdateApi *pApi){
 
 /* ---- the captured tables ----------------------------------------------- */
 
+/* An argument of a pending event to replace with its column's default. */
+typedef struct AddedColumnPatch AddedColumnPatch;
+struct AddedColumnPatch { int iEvent, iArg, iCol; };
+
 typedef struct CapturedTable CapturedTable;
 struct CapturedTable {
   char *zTable;               /* as the capture's triggers name it */
@@ -223,6 +229,12 @@ struct CapturedTable {
   char *aAffinity;
   char *aOldMisread;
   int nColumn;
+  int readsMissing;           /* rows mode, rowid table: see captureOldValue */
+  /* Old values of columns added after this transaction's check, missing
+  ** from the rows stored before: their defaults, patched in at xSync. */
+  AddedColumnPatch *aPatch;
+  int nPatch, nPatchAlloc;
+  sqlite3_int64 iPatchTransaction;
   sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
   sqlite3_int64 iNetTransaction;      /* 'net': the last one it wrote in */
   sqlite3_int64 iArmedTransaction;    /* of the counts below */
@@ -261,6 +273,7 @@ static void capturedColumnsFree(CapturedTable *pTab){
 static void capturedTableFree(CapturedTable *pTab){
   if( pTab==0 ) return;
   capturedColumnsFree(pTab);
+  sqlite3_free(pTab->aPatch);
   sqlite3_free(pTab->zTable);
   sqlite3_free(pTab->zEvent);
   sqlite3_free(pTab);
@@ -323,6 +336,8 @@ void sqlitetriggers_capture_free(Connection *p){
 
 /* ---- the hook ---------------------------------------------------------- */
 
+static int captureReadDefaults(sqlite3 *db, const char *zTable, int nColumn, CapturedTable *pTab);
+
 /*
 ** The old value of column iCol, given what sqlite3_preupdate_old() gave.
 ** A row stored before ALTER TABLE ... ADD COLUMN lacks the new columns,
@@ -333,16 +348,18 @@ void sqlitetriggers_capture_free(Connection *p){
 ** 0 and 1, which a table always stored unless it began with one column) is
 ** a missing column: its default.  Rowid tables only (a WITHOUT ROWID
 ** table's values sit in its key's order).  aFirst holds columns 0 and 1's
-** values as given, in order.
+** values as given, in order.  A column added since this transaction's check
+** has a default the hook cannot read (no SQL there): *pIsUnknown is set,
+** and xSync patches it in (captureApplyPatches).
 */
 static sqlite3_value *captureOldValue(CapturedTable *pTab, int iCol, sqlite3_value *pValue,
-                                      sqlite3_value **aFirst){
+                                      sqlite3_value **aFirst, int *pIsUnknown){
   const char *zBase, *zValue = (const char*)pValue;
   ptrdiff_t stride;
-  int isMissing;
+  int isMissing, isKnown = iCol<pTab->nColumn;
   if( iCol<2 ) aFirst[iCol] = pValue;
-  if( iCol==0 || iCol>=pTab->nDefault || pTab->apDefault[iCol]==0
-   || sqlite3_value_type(pValue)!=SQLITE_NULL ) return pValue;
+  if( iCol==0 || sqlite3_value_type(pValue)!=SQLITE_NULL ) return pValue;
+  if( isKnown && (iCol>=pTab->nDefault || pTab->apDefault[iCol]==0) ) return pValue;
   zBase = (const char*)aFirst[0];
   stride = (const char*)aFirst[1] - zBase;
   if( stride>0 && stride<=512 ){
@@ -350,7 +367,12 @@ static sqlite3_value *captureOldValue(CapturedTable *pTab, int iCol, sqlite3_val
   }else{
     isMissing = 1;    /* column 1 itself is missing: so are those after it */
   }
-  return isMissing ? pTab->apDefault[iCol] : pValue;
+  if( !isMissing ) return pValue;
+  if( !isKnown ){
+    *pIsUnknown = 1;
+    return pValue;
+  }
+  return pTab->apDefault[iCol];
 }
 
 /*
@@ -380,7 +402,8 @@ static int captureFixType(const CapturedTable *pTab, int iCol, int isOld, ArgVie
 ** returns the next index, -1 when out of memory, or -2 when a value
 ** cannot be read exactly (captureFixType). */
 static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
-                       int isNew, sqlite3_int64 iRowid, ArgView *aView, int i){
+                       int isNew, sqlite3_int64 iRowid, ArgView *aView, int i,
+                       AddedColumnPatch *aPatch, int *pnPatch){
   int (*xValue)(sqlite3*, int, sqlite3_value**) = isNew ? pCap->api.xNew : pCap->api.xOld;
   sqlite3_value *aFirst[2] = { 0, 0 };
   int iCol, nCol = pTab->isKeysOnly ? pTab->nKey : pCap->api.xCount(db);
@@ -398,7 +421,15 @@ static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
     int iTableCol = pTab->isKeysOnly ? pTab->aKey[iCol] : iCol;
     if( i>=SQLITETRIGGERS_MAX_CALLBACK_ARGS ) return -1;   /* widened since */
     if( xValue(db, iTableCol, &pValue)!=SQLITE_OK || pValue==0 ) return -1;
-    if( !isNew && pTab->apDefault ) pValue = captureOldValue(pTab, iCol, pValue, aFirst);
+    if( !isNew && pTab->readsMissing ){
+      int isUnknown = 0;
+      pValue = captureOldValue(pTab, iCol, pValue, aFirst, &isUnknown);
+      if( isUnknown ){
+        aPatch[*pnPatch].iArg = i;
+        aPatch[*pnPatch].iCol = iCol;
+        ++*pnPatch;
+      }
+    }
     if( !sqlitetriggers_arg_view_read(&aView[i], pValue) ) return -1;
     if( !captureFixType(pTab, iTableCol, !isNew, &aView[i]) ) return -2;
   }
@@ -408,6 +439,29 @@ static int captureSide(CaptureState *pCap, CapturedTable *pTab, sqlite3 *db,
 /* The tx column of mode 'net' for transaction number iTransaction. */
 static sqlite3_int64 captureNetTx(const CaptureState *pCap, sqlite3_int64 iTransaction){
   return pCap->netEpoch ^ iTransaction;
+}
+
+/* Keeps the patches of the event just recorded (the last pending one);
+** 0 when out of memory. */
+static int captureKeepPatches(Connection *p, CapturedTable *pTab, AddedColumnPatch *aPatch, int nPatch){
+  sqlite3_int64 iTransaction = sqlitetriggers_callback_transaction(p);
+  int i, iEvent = sqlitetriggers_callback_pending_count(p) - 1;
+  if( pTab->iPatchTransaction!=iTransaction ){
+    pTab->nPatch = 0;
+    pTab->iPatchTransaction = iTransaction;
+  }
+  if( pTab->nPatch + nPatch > pTab->nPatchAlloc ){
+    int nNew = 2*(pTab->nPatch + nPatch);
+    AddedColumnPatch *aNew = sqlite3_realloc64(pTab->aPatch, (sqlite3_uint64)nNew*sizeof(*aNew));
+    if( aNew==0 ) return 0;
+    pTab->aPatch = aNew;
+    pTab->nPatchAlloc = nNew;
+  }
+  for(i=0; i<nPatch; i++){
+    aPatch[i].iEvent = iEvent;
+    pTab->aPatch[pTab->nPatch++] = aPatch[i];
+  }
+  return 1;
 }
 
 /* A captured table's BEFORE trigger of kind ran: its change is expected. */
@@ -451,7 +505,8 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
   CaptureState *pCap;
   CapturedTable *pTab;
   ArgView aView[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
-  int n = 1, iKind = op==SQLITE_INSERT ? 0 : op==SQLITE_UPDATE ? 1 : 2, i;
+  AddedColumnPatch aPatch[SQLITETRIGGERS_MAX_CALLBACK_ARGS];
+  int n = 1, iKind = op==SQLITE_INSERT ? 0 : op==SQLITE_UPDATE ? 1 : 2, i, nPatch = 0;
   sqlite3_int64 iTransaction;
   (void)pArg;                 /* always NULL: see HOOK OWNERSHIP */
   if( strcmp(zDb, "main")!=0 || (p = sqlitetriggers_connection_find(db))==0 ) return;
@@ -490,8 +545,8 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
   aView[0].eType = SQLITE_TEXT;
   aView[0].z = (const unsigned char*)(iKind==0 ? "insert" : iKind==1 ? "update" : "delete");
   aView[0].nByte = (int)strlen((const char*)aView[0].z);
-  if( op!=SQLITE_INSERT ) n = captureSide(pCap, pTab, db, 0, iKey1, aView, n);
-  if( op!=SQLITE_DELETE && n>0 ) n = captureSide(pCap, pTab, db, 1, iKey2, aView, n);
+  if( op!=SQLITE_INSERT ) n = captureSide(pCap, pTab, db, 0, iKey1, aView, n, aPatch, &nPatch);
+  if( op!=SQLITE_DELETE && n>0 ) n = captureSide(pCap, pTab, db, 1, iKey2, aView, n, aPatch, &nPatch);
   if( n==-2 ){
     sqlitetriggers_callback_spoil(p, pTab->zTable, SQLITE_ERROR,
         "this SQLite's preupdate hook gave an integer beyond 2^53 of a WITHOUT ROWID table, "
@@ -499,7 +554,8 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
         "make the key the table's first columns, or use SQLite 3.53 or later");
     return;
   }
-  if( n<0 || sqlitetriggers_callback_record(p, pTab->zEvent, pTab->nEvent, n, aView)!=SQLITE_OK ){
+  if( n<0 || sqlitetriggers_callback_record(p, pTab->zEvent, pTab->nEvent, n, aView)!=SQLITE_OK
+   || (nPatch && !captureKeepPatches(p, pTab, aPatch, nPatch)) ){
     /* The hook cannot fail the statement: the transaction cannot commit. */
     sqlitetriggers_callback_spoil(p, pTab->zTable, SQLITE_NOMEM,
                                   "a change could not be recorded (out of memory)");
@@ -555,6 +611,49 @@ void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld){
   pCap->isHooked = 1;
 }
 
+/*
+** The defaults of columns added during the transaction, into the old sides
+** that lacked them (captureOldValue): read now, where SQL runs.  ALTER TABLE
+** ... ADD COLUMN takes constant defaults only, so the current schema's is
+** the one SELECT read.
+*/
+static int captureApplyPatches(Connection *p, CaptureState *pCap, sqlite3_int64 iTransaction){
+  int i, k, rc = SQLITE_OK;
+  for(i=0; i<pCap->nTable && rc==SQLITE_OK; i++){
+    CapturedTable *pTab = pCap->aTable[i], defaults;
+    int nColumn = 0;
+    if( pTab->nPatch==0 || pTab->iPatchTransaction!=iTransaction ) continue;
+    for(k=0; k<pTab->nPatch; k++){
+      if( pTab->aPatch[k].iCol>=nColumn ) nColumn = pTab->aPatch[k].iCol + 1;
+    }
+    memset(&defaults, 0, sizeof(defaults));
+    rc = captureReadDefaults(p->db, pTab->zTable, nColumn, &defaults);
+    for(k=0; k<pTab->nPatch && rc==SQLITE_OK && defaults.apDefault; k++){
+      sqlite3_value *pDefault = defaults.apDefault[pTab->aPatch[k].iCol];
+      if( pDefault ){
+        rc = sqlitetriggers_callback_patch_pending(p, pTab->aPatch[k].iEvent, pTab->zEvent,
+                                                   pTab->aPatch[k].iArg, pDefault);
+      }
+    }
+    capturedDefaultsFree(defaults.apDefault, defaults.nDefault);
+    if( rc==SQLITE_OK ) pTab->nPatch = 0;
+  }
+  return rc;
+}
+
+/* After ROLLBACK TO (or a statement's rollback), nPending events remain:
+** the patches of the events dropped go. */
+void sqlitetriggers_capture_rollback_to(Connection *p, int nPending){
+  int i, k, n;
+  for(i=0; p->pCapture && i<p->pCapture->nTable; i++){
+    CapturedTable *pTab = p->pCapture->aTable[i];
+    for(k=0, n=0; k<pTab->nPatch; k++){
+      if( pTab->aPatch[k].iEvent<nPending ) pTab->aPatch[n++] = pTab->aPatch[k];
+    }
+    pTab->nPatch = n;
+  }
+}
+
 /* xSync: the commit is refused when the hook was taken during the
 ** transaction, since changes made after that went unseen. */
 int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
@@ -564,6 +663,11 @@ int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
   if( pCap==0 ) return SQLITE_OK;
   /* An earlier xSync of this transaction whose commit failed made some. */
   sqlitetriggers_callback_forget_at_commit(p);
+  rc = captureApplyPatches(p, pCap, iTransaction);
+  if( rc!=SQLITE_OK ){
+    captureHookRemove(p, pCap);
+    return rc;
+  }
   for(i=0; i<pCap->nTable; i++){
     CapturedTable *pTab = pCap->aTable[i];
     if( !pTab->isNet || pTab->iNetTransaction!=iTransaction ) continue;
@@ -580,8 +684,9 @@ int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
   return SQLITE_MISUSE;
 }
 
-/* xRollback: nothing to refuse; the hook goes. */
+/* xRollback: nothing to refuse; the hook goes, and the patches. */
 void sqlitetriggers_capture_rollback(Connection *p){
+  sqlitetriggers_capture_rollback_to(p, 0);
   if( p->pCapture ) captureHookRemove(p, p->pCapture);
 }
 
@@ -769,7 +874,8 @@ static int captureRead(sqlite3 *db, const char *zTable, int eMode,
     rc = captureReadMisreads(pTab, *pzCanonical, pzErr);
     if( rc!=SQLITE_OK ) return rc;
   }
-  if( eMode==CAPTURE_ROWS && pTab->hasRowid && !nGenerated ){
+  pTab->readsMissing = eMode==CAPTURE_ROWS && pTab->hasRowid && !nGenerated;
+  if( pTab->readsMissing ){
     rc = captureReadDefaults(db, *pzCanonical, nColumn, pTab);
     if( rc!=SQLITE_OK ) return rc;
   }
@@ -901,6 +1007,7 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     pTab->aAffinity = fresh.aAffinity;
     pTab->aOldMisread = fresh.aOldMisread;
     pTab->nColumn = fresh.nColumn;
+    pTab->readsMissing = fresh.readsMissing;
     memset(&fresh, 0, sizeof(fresh));
   }
   capturedColumnsFree(&fresh);

@@ -175,6 +175,9 @@ int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
 int sqlitetriggers_callback_record_at_commit(Connection *p, const char *zName, int nName,
                                              int nArg, const ArgView *aView);
 void sqlitetriggers_callback_forget_at_commit(Connection *p);
+int sqlitetriggers_callback_pending_count(Connection *p);
+int sqlitetriggers_callback_patch_pending(Connection *p, int iEvent, const char *zName,
+                                          int iArg, sqlite3_value *pValue);
 CallbackState *sqlitetriggers_callback_state_create(void);
 void sqlitetriggers_callback_state_free(CallbackState *pState);
 int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p);
@@ -190,6 +193,7 @@ int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);
 /* change_capture.c */
 int sqlitetriggers_capture_sync(Connection *p, char **pzErr);
 void sqlitetriggers_capture_rollback(Connection *p);
+void sqlitetriggers_capture_rollback_to(Connection *p, int nPending);
 void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld);
 void sqlitetriggers_capture_unhook(Connection *p);
 void sqlitetriggers_capture_free(Connection *p);

@@ -633,6 +633,25 @@ static void testStoredGeneratedColumns(void){
   sqlite3_close(db);
 }
 
+/* Issue 33 #5: a column added inside the transaction, after the capture's
+** check: the old side of a row stored before reads its default, as SELECT
+** does; a change dropped by ROLLBACK TO takes its patch along. */
+static void testColumnAddedInTheTransaction(void){
+  sqlite3 *db = openRegistered(0);
+  char zLog[128];
+  exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
+           "INSERT INTO t VALUES (1, 'a'), (2, 'b');"
+           "SELECT sqlitetriggers_change_feed('t');"
+           "BEGIN; UPDATE t SET v = 'x' WHERE id = 1;"
+           "ALTER TABLE t ADD COLUMN c DEFAULT 7;"
+           "SAVEPOINT s; UPDATE t SET v = 'gone' WHERE id = 1; ROLLBACK TO s;"
+           "UPDATE t SET v = 'y' WHERE id = 2; COMMIT;");
+  queryText(db, "SELECT group_concat(args, ' ') FROM swift_callback_log WHERE seq > 1", zLog);
+  expect(strcmp(zLog, "[\"update\",2,2,\"b\",7,2,2,\"y\",7]")==0,
+         "a column added in the transaction: an old row's old side reads its default");
+  sqlite3_close(db);
+}
+
 static void testRegistrationAgainKeepsCapturing(void){
   sqlite3 *db = openRegistered(0);
   char zLog[128];
@@ -654,6 +673,7 @@ void runCaptureTests(void){
   testSessionsBesideAFeed();
   testWithoutRowidOldValuesAreExact();
   testStoredGeneratedColumns();
+  testColumnAddedInTheTransaction();
   testRegistrationAgainKeepsCapturing();
   randomState = 20261124;
   runOracle(0, nTransaction);

@@ -394,6 +394,12 @@ static const char *const aCaptureSql[] = {
   "BEGIN",
   "DELETE FROM t",
   "ROLLBACK",
+  /* A column added after the capture's check: its default is patched in. */
+  "BEGIN",
+  "UPDATE t SET v = v || 'p' WHERE id = 1",
+  "ALTER TABLE t ADD COLUMN extra DEFAULT 9",
+  "UPDATE t SET v = v || 'q' WHERE id = 1",
+  "COMMIT",
   "WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 60)"
   "  INSERT INTO t(id, v) SELECT i, 'h' || i FROM n",
   "UPDATE t SET v = v || 'x' WHERE id % 3 = 0",
