@@ -61,6 +61,9 @@
 **     install again); after ADD COLUMN the next write fails, and a commit
 **     whose transaction added a column after writing the table fails: the
 **     events would lack the column; install the feed again.
+**   - A transaction that drops or renames the table after the feed captured
+**     changes of it cannot commit (its rows can no longer be read): turn
+**     the feed off first.
 **   The rest is change_capture.c's: the checks once per transaction, the
 **   rename, the schema guard.
 */
@@ -164,7 +167,17 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
   rc = sqlite3_prepare_v2(db, "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
                           -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ) pShape->hasRowid = sqlite3_column_int(pStmt, 0)==0;
+  if( rc==SQLITE_OK ){
+    if( sqlite3_step(pStmt)==SQLITE_ROW ){
+      pShape->hasRowid = sqlite3_column_int(pStmt, 0)==0;
+    }else if( sqlite3_errcode(db)!=SQLITE_NOMEM ){
+      /* At commit: dropped or renamed after the feed captured changes. */
+      *pzErr = sqlite3_mprintf("change capture of \"%s\": the table was dropped or renamed in "
+          "this transaction after its feed (mode 'net') captured changes of it: turn the feed "
+          "off first (sqlitetriggers_change_feed('%q', 'off'))", zTable, zTable);
+      rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
   rc = netFinalize(&pStmt, rc);
 
   /* AUTOINCREMENT as SQLite's own parser marks it: the table's CREATE

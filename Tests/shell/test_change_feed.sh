@@ -574,3 +574,23 @@ net
 Runtime error near line 11: sqlitetriggers_change_feed: the feed of "u" captured changes in this open transaction: install it again after the transaction ends
 Runtime error near line 12: sqlitetriggers_change_feed: the feed of "u" captured changes in this open transaction: install it again after the transaction ends
 1 ["insert",1,1,"a"]'
+
+check "mode 'net': a transaction that drops the table after the feed captured it cannot commit, naming the remedy; with the feed off first it can" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
+SELECT sqlitetriggers_change_feed('t', 'net');
+BEGIN;
+INSERT INTO t VALUES (1, 'a');
+DROP TABLE t;
+COMMIT;
+SELECT count(*) FROM t;
+BEGIN;
+INSERT INTO t VALUES (2, 'b');
+SELECT sqlitetriggers_change_feed('t', 'off');
+DROP TABLE t;
+COMMIT;
+SELECT count(*) FROM sqlite_schema WHERE name = 't';" \
+  "net
+Runtime error near line 7: change capture of \"t\": the table was dropped or renamed in this transaction after its feed (mode 'net') captured changes of it: turn the feed off first (sqlitetriggers_change_feed('t', 'off'))
+0
+off
+0"
