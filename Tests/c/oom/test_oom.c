@@ -366,7 +366,9 @@ typedef struct Replica {
 static void applyChange(void *pArg, const sqlitetriggers_event *pEvent){
   Replica *p = (Replica*)pArg;
   const char *zKind = (const char*)sqlitetriggers_event_text(pEvent, 0);
-  int nArg = sqlitetriggers_event_argc(pEvent), iNew = nArg==9 ? 5 : 1;
+  int nArg = sqlitetriggers_event_argc(pEvent);
+  /* An update's new side starts halfway (the script adds a column). */
+  int iNew = zKind && strcmp(zKind, "update")==0 ? 1 + (nArg - 1)/2 : 1;
   sqlite3_int64 iOld = sqlitetriggers_event_int64(pEvent, 2);
   sqlite3_int64 iId = sqlitetriggers_event_int64(pEvent, iNew + 1);
   const unsigned char *zValue = sqlitetriggers_event_text(pEvent, iNew + 2);
