@@ -29,18 +29,22 @@
 **   before the first touch.  The TEMP triggers of the capture write both
 **   into temp."sqlitetriggers_net_T":
 **     (tx, existed, rid, v1 ... vN, UNIQUE(the row's identity))
-**   tx: the transaction (sqlitetriggers_change_capture() returns it), so a
-**   row of an earlier transaction is taken as absent; existed: 1 with the
-**   row's values, 0 for a row that was not there; rid: the rowid, or NULL.
-**   An upsert keeps the first touch of a transaction.
+**   tx: the transaction (sqlitetriggers_change_capture() returns it): rows
+**   of earlier transactions are ignored, and deleted at a transaction's
+**   first touch; existed: 1 with the row's values, 0 for a row that was
+**   not there; rid: the rowid, or NULL.  An upsert keeps the first touch of
+**   a transaction.
 **     BEFORE DELETE, BEFORE UPDATE: OLD (the row before its first change).
 **     BEFORE INSERT, BEFORE UPDATE: every row the new values conflict with
 **       on the rowid or any UNIQUE index or key: REPLACE deletes such a row
 **       without firing its DELETE triggers while PRAGMA recursive_triggers
 **       is OFF.  A conflict that is not replaced (the write fails or is
 **       ignored) costs a row read again at commit, unchanged: no event.
-**     AFTER INSERT, AFTER UPDATE: the row's identity, as absent before
-**       unless touched already (a rowid given by SQLite cannot have been).
+**       Then NEW's identity as absent, when no row holds it (netAppendAbsent):
+**       a row inserted here is new even when another trigger writes it
+**       before ours run.
+**     AFTER INSERT, AFTER UPDATE: the same, a fallback for a rowid SQLite
+**       picked at random.
 **   Foreign-key actions and upserts fire these triggers as any write does.
 **   At commit (xSync of callback_tables.c's virtual table, where SQLite
 **   lets a virtual table read the database, as FTS5 writes there) the
