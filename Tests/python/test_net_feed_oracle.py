@@ -9,9 +9,12 @@ sqlean.py, Debian forky's sqlite3 shell 3.53.4 (which embeds SQLite), and,
 with MODE 'net' given, Python's own sqlite3 module on the system's SQLite,
 which has the hook.  The same workload then runs the exact feed (mode
 'rows', its generated length STORED) through Python's sqlite3 on the
-system's SQLite 3.40.1 and Debian's 3.46.1 and 3.53.4: a replica applying
-every change in order equals the tables, and the changes folded per row
-equal the difference of the tables.
+system's SQLite 3.40.1 and Debian's 3.46.1 and 3.53.4, with columns added
+to a table between the writes of some transactions: a replica applying
+every change in order equals the tables, each change's old side is the row
+the replica holds (a row stored before a column was added reads its
+default), and the changes folded per row equal the difference of the
+tables.
 
 The transactions mix the write paths: REPLACE through the key and a UNIQUE
 column, upserts, key changes, foreign-key cascades, savepoints rolled back,
@@ -66,16 +69,20 @@ RULE_AFTER = ("CREATE TEMP TRIGGER child_default AFTER INSERT ON main.child WHEN
               " UPDATE child SET r = 0.5 WHERE n = new.n AND code = new.code; END")
 
 
-def dump_sql():
-    """One statement whose single text value is the tables and the log, as JSON."""
+def dump_sql(added=()):
+    """One statement whose single text value is the tables and the log, as
+    JSON; added: the (name, default) columns added to plain so far, whose
+    defaults it carries too (a row stored before reads them)."""
     def typed(column):
         return (f"json_array(typeof({column}), CASE typeof({column}) WHEN 'blob' THEN hex({column})"
                 f" WHEN 'real' THEN printf('%!.17g', {column}) ELSE {column} END)")
     parts = []
     for table, (columns, key) in TABLES.items():
         rowid = "NULL" if key else "rowid"
+        columns = columns + [name for name, _ in added] if table == "plain" else columns
         values = ", ".join(typed(column) for column in columns)
         parts.append(f"'{table}', (SELECT json_group_array(json_array({rowid}, {values})) FROM {table})")
+    parts.append(f"'plainDefaults', json_array({', '.join(typed(literal(value)) for _, value in added)})")
     parts.append("'log', (SELECT json_group_array(json_array(seq, name, json(args)))"
                  " FROM swift_callback_log)")
     return f"SELECT 'DUMP' || char(9) || json_object({', '.join(parts)})"
@@ -114,7 +121,7 @@ def statements(rng):
                  f" {literal(rng.choice([None, pid()]))}, {literal(rng.choice([None, 1, 1.5]))})"),
         lambda: f"UPDATE {conflict()}child SET code = {literal(code())}, r = {literal(score())} WHERE n = {rng.randint(1, 5)}",
         lambda: f"DELETE FROM child WHERE n = {rng.randint(1, 5)}",
-        lambda: f"INSERT INTO plain VALUES ({literal(score())}, {literal(name())}, {literal(data())})",
+        lambda: f"INSERT INTO plain(a, b, c) VALUES ({literal(score())}, {literal(name())}, {literal(data())})",
         lambda: f"REPLACE INTO plain(rowid, a, b) VALUES ({rng.randint(1, 6)}, {literal(score())}, {literal(name())})",
         lambda: f"UPDATE plain SET a = {literal(score())}, rowid = {rng.randint(1, 9)} WHERE rowid = {rng.randint(1, 9)}",
         lambda: f"DELETE FROM plain WHERE b IS {literal(name())}",
@@ -137,8 +144,19 @@ def script(seed, recursive, mode):
     for table in TABLES:
         items.append(("install", f"SELECT sqlitetriggers_change_feed('{table}'{argument})"))
     items.append(("sql", RULE_AFTER))
-    items.append(("dump", None))
-    for _ in range(TRANSACTIONS):
+    added = []
+    items.append(("dump", list(added)))
+    for number in range(TRANSACTIONS):
+        # The exact feed: now and then a column added between writes of a
+        # transaction that commits (events widen; old rows read its default).
+        if mode == "rows" and number % 25 == 12:
+            default = rng.choice([7, 2.5, "d", None, b"\x01"])
+            added.append((f"x{len(added)}", default))
+            items += [("sql", "BEGIN"), ("sql", statements(rng)), ("sql", "UPDATE plain SET a = a"),
+                      ("sql", f"ALTER TABLE plain ADD COLUMN x{len(added) - 1} DEFAULT {literal(default)}"),
+                      ("sql", statements(rng)), ("sql", "UPDATE plain SET b = b || ''"), ("sql", "COMMIT"),
+                      ("dump", list(added))]
+            continue
         items.append(("sql", "BEGIN"))
         savepoint = False
         for _ in range(rng.randint(1, 6)):
@@ -150,7 +168,7 @@ def script(seed, recursive, mode):
                 items.append(("sql", "ROLLBACK TO s"))
             items.append(("sql", statements(rng)))
         items.append(("sql", "ROLLBACK" if rng.random() < 0.12 else "COMMIT"))
-        items.append(("dump", None))
+        items.append(("dump", list(added)))
     return items
 
 
@@ -160,7 +178,7 @@ def run_items(execute, items):
     installs, dumps = [], []
     for kind, sql in items:
         if kind == "dump":
-            dumps.append(json.loads(execute(dump_sql()).split("\t", 1)[1]))
+            dumps.append(json.loads(execute(dump_sql(sql)).split("\t", 1)[1]))
             continue
         try:
             result = execute(sql)
@@ -178,7 +196,7 @@ def run_shell(shell, library, items):
     lines = [".load " + library[:-3]]
     for kind, sql in items:
         if kind == "dump":
-            lines.append(dump_sql() + ";")
+            lines.append(dump_sql(sql) + ";")
         elif kind == "install":
             lines.append("SELECT 'INSTALL' || char(9) || " + sql[len("SELECT "):] + ";")
         else:
@@ -231,6 +249,7 @@ def row_key(table, rowid, values):
 
 
 def tables_of(dump):
+    """The tables, and the defaults of the columns added to plain."""
     tables = {}
     for table in TABLES:
         rows = {}
@@ -238,7 +257,19 @@ def tables_of(dump):
             rowid, values = entry[0], tuple(typed_from_dump(pair) for pair in entry[1:])
             rows[row_key(table, rowid, values)] = (rowid, values)
         tables[table] = rows
-    return tables
+    defaults = dump["plainDefaults"]
+    defaults = json.loads(defaults) if isinstance(defaults, str) else defaults
+    return tables, tuple(typed_from_dump(pair) for pair in defaults)
+
+
+def padded(table, row, defaults):
+    """A row of plain as SELECT reads it after columns were added: the
+    added columns it lacks read their defaults."""
+    if row is None or table != "plain":
+        return row
+    rowid, values = row
+    base = len(TABLES["plain"][0])
+    return rowid, values + defaults[len(values) - base:]
 
 
 def log_of(dump):
@@ -249,8 +280,9 @@ def log_of(dump):
 def verify(installs, dumps, expected_mode):
     """The mismatches of one run, and the number of cases looked at.  The
     exact feed (mode 'rows') gives every change: the replica applies them in
-    order, and their fold per row (its first old side, its last new side)
-    must be the difference of the tables."""
+    order, each one's old side must be the row the replica holds, and their
+    fold per row (its first old side, its last new side) must be the
+    difference of the tables."""
     exact = expected_mode == "rows"
     mismatches = []
     if installs != [expected_mode] * len(TABLES):
@@ -260,17 +292,18 @@ def verify(installs, dumps, expected_mode):
     replica = {table: {} for table in TABLES}
     seen_seq = 0
     cases = 0
-    previous = tables_of(dumps[0])
+    previous, _ = tables_of(dumps[0])
     for number, dump in enumerate(dumps[1:], 1):
-        now = tables_of(dump)
+        now, defaults = tables_of(dump)
         new_events = [entry for entry in log_of(dump) if entry[0] > seen_seq]
         if new_events:
             seen_seq = new_events[-1][0]
         got = {table: {} for table in TABLES}
         for seq, name, args in new_events:
             table = name[len("sqlitetriggers.changes."):]
-            width = 1 + len(TABLES[table][0])
             kind, sides = args[0], args[1:]
+            # A side's rowid and values (a column added widens later events).
+            width = len(sides) // 2 if kind == "update" else len(sides)
             old = new = None
             if kind in ("delete", "update"):
                 old = (sides[0], tuple(typed_from_event(v) for v in sides[1:width]))
@@ -285,27 +318,36 @@ def verify(installs, dumps, expected_mode):
                 if key in got[table]:
                     mismatches.append(f"transaction {number}: two events for {table} {key}")
                 got[table][key] = (kind, old, new)
+            if exact and old is not None:
+                # Each change's old side is the row as the replica has it.
+                held = padded(table, replica[table].get(row_key(table, *old)), defaults)
+                if held != padded(table, old, defaults):
+                    mismatches.append(f"transaction {number}: a change's old side {old} is not the row "
+                                      f"the replica holds, {held}")
             if old is not None:
                 replica[table].pop(row_key(table, *old), None)
             if new is not None:
                 replica[table][row_key(table, *new)] = new
         for table in TABLES:
             cases += 1
+            replica[table] = {key: padded(table, row, defaults) for key, row in replica[table].items()}
             if replica[table] != now[table]:
                 mismatches.append(f"transaction {number}: the replica of {table} differs from the table: "
                                   f"{sorted(map(str, replica[table].items()))[:4]} vs {sorted(map(str, now[table].items()))[:4]}")
                 replica[table] = dict(now[table])
             expected = {}
             for key in set(previous[table]) | set(now[table]):
-                before, after = previous[table].get(key), now[table].get(key)
+                before, after = padded(table, previous[table].get(key), defaults), now[table].get(key)
                 if before == after:
                     continue
                 kind = "insert" if before is None else "delete" if after is None else "update"
                 expected[key] = (kind, before, after)
             if exact:
+                sides = {key: (padded(table, before, defaults), padded(table, after, defaults))
+                         for key, (before, after) in got[table].items()}
                 got[table] = {key: (("insert" if before is None else "delete" if after is None else "update"),
                                     before, after)
-                              for key, (before, after) in got[table].items() if before != after}
+                              for key, (before, after) in sides.items() if before != after}
             if expected != got[table]:
                 mismatches.append(f"transaction {number}, {table}: events {got[table]} differ from "
                                   f"the difference of the tables {expected}")
