@@ -181,16 +181,21 @@ void sqlitetriggers_callback_spoil(Connection *p, const char *zTable, int rc,
 
 /* Keeps a captured change with the open transaction (the caller checked
 ** that it is enlisted); SQLITE_NOMEM when out of memory. */
-int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
-                                   int nArg, const ArgView *aView){
-  CallbackState *pState = p->pCallbacks;
+/* A copy of the event aView describes, appended to pList. */
+static int eventAppend(CallbackState *pState, EventList *pList, const char *zName, int nName,
+                       int nArg, const ArgView *aView){
   StoredEvent *pEv;
-  assert( pState->isEnlisted );
-  if( sqlitetriggers_event_list_reserve(&pState->pending, 1)!=SQLITE_OK ) return SQLITE_NOMEM;
+  if( sqlitetriggers_event_list_reserve(pList, 1)!=SQLITE_OK ) return SQLITE_NOMEM;
   pEv = sqlitetriggers_stored_event_create(&pState->pChunk, zName, nName, nArg, aView);
   if( pEv==0 ) return SQLITE_NOMEM;
-  pState->pending.a[pState->pending.n++] = pEv;
+  pList->a[pList->n++] = pEv;
   return SQLITE_OK;
+}
+
+int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
+                                   int nArg, const ArgView *aView){
+  assert( p->pCallbacks->isEnlisted );
+  return eventAppend(p->pCallbacks, &p->pCallbacks->pending, zName, nName, nArg, aView);
 }
 
 /* An event made at xSync that joins the transaction's when it commits
@@ -198,13 +203,7 @@ int sqlitetriggers_callback_record(Connection *p, const char *zName, int nName,
 ** xSync or the rollback (sqlitetriggers_callback_forget_at_commit). */
 int sqlitetriggers_callback_record_at_commit(Connection *p, const char *zName, int nName,
                                              int nArg, const ArgView *aView){
-  CallbackState *pState = p->pCallbacks;
-  StoredEvent *pEv;
-  if( sqlitetriggers_event_list_reserve(&pState->atCommit, 1)!=SQLITE_OK ) return SQLITE_NOMEM;
-  pEv = sqlitetriggers_stored_event_create(&pState->pChunk, zName, nName, nArg, aView);
-  if( pEv==0 ) return SQLITE_NOMEM;
-  pState->atCommit.a[pState->atCommit.n++] = pEv;
-  return SQLITE_OK;
+  return eventAppend(p->pCallbacks, &p->pCallbacks->atCommit, zName, nName, nArg, aView);
 }
 
 int sqlitetriggers_callback_pending_count(Connection *p){

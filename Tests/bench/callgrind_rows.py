@@ -6,11 +6,25 @@ function `toggle` names; the difference over 4,000 rows is the cost of a
 row, with what is counted once (preparing, opening) cancelled out.
 """
 import os
+import shutil
 import subprocess
+import sys
 
 # Swift seeds its hashing per process, which moves a Swift program's counts
 # by a few percent from run to run; fixed, two runs count the same.
 ENVIRONMENT = dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1")
+
+
+def refusal(argv, argument_count, doc, what):
+    """The exit status when the script cannot run (its usage, or no
+    valgrind, which is said and is no failure), or None when it can."""
+    if len(argv) != argument_count + 1:
+        print(doc, file=sys.stderr)
+        return 2
+    if not shutil.which("valgrind"):
+        print(f"valgrind is not installed: no {what} instruction counts", file=sys.stderr)
+        return 0
+    return None
 
 
 def count(command, toggle):

@@ -36,12 +36,9 @@ def per_row(binary, variant, write):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    if not shutil.which("valgrind"):
-        print("valgrind is not installed: no change-feed instruction counts", file=sys.stderr)
-        return 0
+    status = callgrind_rows.refusal(sys.argv, 2, __doc__, "change-feed")
+    if status is not None:
+        return status
     binary = os.path.join(sys.argv[2], "sqlitetriggers-bench-stripped")
     shutil.copyfile(sys.argv[1], binary)
     os.chmod(binary, 0o755)

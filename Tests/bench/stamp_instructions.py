@@ -12,7 +12,6 @@ hand (target 1.0).
 Usage: stamp_instructions.py BENCH_STAMP; prints ROW lines for report.py,
 or nothing (and says why) without valgrind.
 """
-import shutil
 import sys
 
 import callgrind_rows
@@ -25,12 +24,9 @@ def per_row(binary, variant, write):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    if not shutil.which("valgrind"):
-        print("valgrind is not installed: no stamping instruction counts", file=sys.stderr)
-        return 0
+    status = callgrind_rows.refusal(sys.argv, 1, __doc__, "stamping")
+    if status is not None:
+        return status
     for write, kind in enumerate(WRITES):
         what = f"durable log, instructions per {kind} row (a statement per row, 100 per transaction, callgrind)"
         callgrind_rows.print_row(what, "durable log, a writer with SQLiteTriggers (stamps transactions)",
