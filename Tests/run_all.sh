@@ -118,6 +118,8 @@ stage apple-sdks apple_sdks_stage
 stage arm64 arm64_stage
 stage c32 i386_stage
 stage swift swift_stage
+# The DocC catalogs against the symbol graphs of the swift stage's build.
+stage docs bash Tests/docs/check.sh
 stage consumer bash Tests/consumer/run.sh
 stage tsan tsan_stage
 

@@ -1,4 +1,5 @@
-"""Every SQL and Python example of README.md, executed, so it cannot rot.
+"""Every SQL, Python and C example of README.md and of the DocC articles
+(Sources/*/Documentation.docc), executed, so it cannot rot.
 
 SQL blocks run through the real sqlite3 CLI with the library, one
 statement at a time; where a statement has a trailing `-- comment` and
@@ -9,6 +10,7 @@ not runnable. Python blocks are executed and their `# output` comment
 compared the same way.
 """
 import contextlib
+import glob
 import io
 import os
 import re
@@ -18,12 +20,20 @@ import tempfile
 from checks import EXT, SQLITE3, check
 
 README = "README.md"
+
+
+def documentation():
+    """The README, then every DocC article, in a stable order."""
+    articles = sorted(glob.glob("Sources/*/Documentation.docc/*.md"))
+    return [README] + articles
+
+
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 DATETIME = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}"
 
 
 def blocks(language):
-    text = open(README, encoding="utf-8").read()
+    text = "\n".join(open(path, encoding="utf-8").read() for path in documentation())
     return re.findall(r"```" + language + r"\n(.*?)```", text, re.S)
 
 

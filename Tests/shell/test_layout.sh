@@ -15,3 +15,14 @@ for folder in Sources/SQLiteTriggers/*/ Sources/SQLiteTriggersGRDB/*/; do
   grep -qF "\`$name/\`" <<<"$section" || echo "$folder"
 done)
 check_same "the README's architecture section names every C file and Swift feature folder" "$unnamed" ""
+
+# The README is a front page: short, and every feature's depth is a DocC
+# article it links to, each link resolving.
+check_same "the README is a front page of at most 430 lines" "$(( $(wc -l < README.md) <= 430 ))" "1"
+links=$(grep -oE '\]\((Sources|ext|Tests)/[^)#]*' README.md | sed 's/^](//' | sort -u)
+broken=$(for path in $links; do [ -e "$path" ] || echo "$path"; done)
+check_same "every file the README links to exists" "$broken" ""
+unlinked=$(for article in Sources/*/Documentation.docc/*.md; do
+  grep -qF "]($article" README.md || echo "$article"
+done)
+check_same "the README links every DocC article" "$unlinked" ""

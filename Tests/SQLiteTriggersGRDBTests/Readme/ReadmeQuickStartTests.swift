@@ -21,6 +21,17 @@ import Testing
         return text[start..<stop]
     }
 
+    /// The README, then every DocC article: the sections a test runs may
+    /// live in either (the README is the front page; the depth is in DocC).
+    static func documentation() throws -> [(path: String, text: String)] {
+        let sources = root.appendingPathComponent("Sources")
+        let articles = FileManager.default.enumerator(atPath: sources.path)!.compactMap { $0 as? String }
+            .filter { $0.contains(".docc/") && $0.hasSuffix(".md") }.sorted()
+        return try (["README.md"] + articles.map { "Sources/" + $0 }).map { path in
+            (path, try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8))
+        }
+    }
+
     @Test func theReadmeShowsExactlyTheCodeThisTestRuns() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try Self.between("## Swift quick start", "\n## ", in: readme)
@@ -43,8 +54,7 @@ import Testing
     /// a reopened queue never see it): the README shows them in
     /// `prepareDatabase`, never in a write.
     @Test func theReadmeSetsNoPragmaInAWrite() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let offending = readme.split(separator: "\n").filter { line in
+        let offending = try Self.documentation().flatMap { $0.text.split(separator: "\n") }.filter { line in
             line.contains("write {") && line.contains("PRAGMA ")
         }
         #expect(offending.isEmpty, "\(offending)")
@@ -83,10 +93,15 @@ import Testing
         #expect(throws: DatabaseError.self) { try dbQueue.write { db in try db.execute(sql: "UPDATE reminders SET title = ''") } }
     }
 
+    /// The first Swift block of the section under `heading`, in the README
+    /// or the DocC article that holds it (exactly one may).
     func readmeBlock(_ heading: String) throws -> Substring {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try Self.between(heading, "\n## ", in: readme)
-        return try Self.between("```swift\n", "```", in: String(section))
+        let holders = try Self.documentation().filter { $0.text.contains("\n" + heading) }
+        try #require(holders.count == 1, "\(heading) is in \(holders.map(\.path))")
+        let text = holders[0].text + "\n## "
+        let start = try #require(text.range(of: "\n" + heading)).upperBound
+        let end = try #require(text.range(of: "\n## ", range: start..<text.endIndex)).lowerBound
+        return try Self.between("```swift\n", "```", in: String(text[start..<end]))
     }
 
     @Test func theReadmeShowsExactlyTheRulesAndMigrationThisTestRuns() throws {
