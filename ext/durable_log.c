@@ -20,7 +20,9 @@
 **       never come back after compaction; writers are serialized, so ids
 **       are commit order, and one transaction's rows are contiguous.
 **       tableId: sqlitetriggers_log_tables.id.  kind: 1 insert, 2 update,
-**       3 delete.  rowKey: the row's primary key, the column's value for a
+**       3 delete, 4 and 5 conflict (a row a write conflicted with on a
+**       UNIQUE constraint, which the write deletes if it replaces: see the
+**       probes below).  rowKey: the row's primary key, the column's value for a
 **       one-column key, json_array(...) of the key's columns in key order
 **       for a composite one (a blob in it as {"blob":"<lowercase hex>"}).  An update that changes the key is a delete of
 **       the old key and an insert of the new.  tx: NULL (plain SQL cannot
@@ -49,12 +51,18 @@
 **       while a consumer exists", costs every write a lookup).
 **     sqlitetriggers_log_N_replace: when T has UNIQUE constraints besides
 **       its key, BEFORE INSERT and BEFORE UPDATE triggers log the rows a
-**       write conflicts with as deletes.  With PRAGMA recursive_triggers
-**       OFF (SQLite's default) a row that REPLACE deletes fires no DELETE
-**       trigger; the probe logs it first.  When the write does not replace
-**       (it fails, is ignored, or recursive_triggers is ON and the DELETE
-**       trigger logs it too) the extra delete is either rolled back with
-**       the statement or harmless: see CONSUMING.
+**       write conflicts with.  With PRAGMA recursive_triggers OFF
+**       (SQLite's default) a row that REPLACE deletes fires no DELETE
+**       trigger; the probe logs it first, as kind 4.  With it ON the
+**       DELETE trigger logs that deletion after the probe, whose kind is
+**       then 5.  A writer tells which with the probe's kind expression,
+**           coalesce(sqlite_compileoption_get(-7317), 4)
+**       (see TRANSACTIONS): 5 on a connection with this extension and
+**       recursive_triggers ON, else 4.  When the write does not replace
+**       (it fails, or is ignored) the probe is either rolled back with the
+**       statement or a harmless hint: see CONSUMING.  Net folding (in
+**       SQLiteTriggersGRDB) counts kind 4 as a deletion and kind 5 as
+**       none; the view shows both as 'delete'.
 **
 ** CONSUMING (plain SQL; SQLiteTriggersGRDB does the same)
 **   In one read transaction: the consumer's position; the changes after it
@@ -88,15 +96,16 @@
 **   connection without this extension: such a writer leaves tx NULL, and
 **   consumers take such a change as a transaction of its own ("transaction
 **   unknown").  Every connection with the extension overrides that one
-**   function (every other argument gives SQLite's own result), and the
-**   override returns the transaction's stamp: 63 random bits drawn when
+**   function (every argument but this one and the probes' -7317 gives
+**   SQLite's own result), and the override returns the transaction's stamp: 63 random bits drawn when
 **   the transaction first writes a log row, so one transaction's rows share
 **   a tx that no other transaction's rows have (as UUIDs are unique: a
 **   repeat is a 2^-63 chance), with no extra statement per change and no
 **   read of the log.  The override joins the transaction (as
 **   swift_callback() does) to learn where it ends, and after it commits the
 **   log's readers in other processes are woken (log_wakeup.c).  A hostile
-**   file that calls the override elsewhere only reads that same stamp.
+**   file that calls the override elsewhere only reads that same stamp
+**   (or the probes' kind, LOG_PROBE_KIND_SQL).
 **   A host whose SQLite omits the compile-option functions
 **   (SQLITE_OMIT_COMPILEOPTION_DIAGS) could not run the triggers: install
 **   refuses there.
@@ -225,6 +234,13 @@ static const char *const azShared[] = {
 #define LOG_QUOTE_VALUE(x) LOG_QUOTE(x)
 #define LOG_STAMP_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_STAMP_ARGUMENT) ")"
 
+/* THE FORMAT's probes: their kind, 5 when the writer's REPLACE deletions
+** fire DELETE triggers (recursive_triggers ON, known only to connections
+** with this extension), else 4. */
+#define LOG_PROBE_MODE_ARGUMENT -7317
+#define LOG_PROBE_KIND_SQL "coalesce(sqlite_compileoption_get(" \
+  LOG_QUOTE_VALUE(LOG_PROBE_MODE_ARGUMENT) "), 4)"
+
 /* How every trigger of the log starts its row. */
 #define LOG_INSERT "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", \"tx\") "
 
@@ -352,7 +368,7 @@ static void appendProbe(LogTable *pTab, int iTable, char **azCol, char **azColl,
   int i, isUpdate;
   for(isUpdate=0; isUpdate<2; isUpdate++){
     sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
-    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, 3, ", iTable);
+    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
     appendKey(pOut, pTab, "r");
     sqlite3_str_appendf(pOut, ", " LOG_STAMP_SQL " FROM \"%w\" AS r WHERE ", pTab->zName);
     for(i=0; i<nCol; i++){
@@ -899,13 +915,33 @@ static void logStamp(sqlite3_context *ctx, Connection *p){
   sqlite3_result_int64(ctx, p->logTransactionId);
 }
 
+/* A probe's kind (LOG_PROBE_KIND_SQL): 5 when this connection's REPLACE
+** deletions fire DELETE triggers, else 4.  Evaluated only for a row a
+** write conflicts with. */
+static void logProbeKind(sqlite3_context *ctx){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  int rc = sqlite3_prepare_v2(db, "PRAGMA recursive_triggers", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    sqlite3_result_int(ctx, sqlite3_column_int(pStmt, 0) ? 5 : 4);
+  }else{
+    sqlite3_result_error_code(ctx, rc==SQLITE_OK || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
+  }
+  sqlite3_finalize(pStmt);
+}
+
 /* sqlite_compileoption_get(N): SQLite's own, but for LOG_STAMP_ARGUMENT,
-** which is the transaction's stamp. */
+** which is the transaction's stamp, and LOG_PROBE_MODE_ARGUMENT, a
+** probe's kind. */
 static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   (void)argc;
   if( sqlite3_value_type(argv[0])==SQLITE_INTEGER
    && sqlite3_value_int64(argv[0])==LOG_STAMP_ARGUMENT ){
     logStamp(ctx, (Connection*)sqlite3_user_data(ctx));
+  }else if( sqlite3_value_type(argv[0])==SQLITE_INTEGER
+         && sqlite3_value_int64(argv[0])==LOG_PROBE_MODE_ARGUMENT ){
+    logProbeKind(ctx);
   }else{
     sqlite3_result_text(ctx, sqlite3_compileoption_get(sqlite3_value_int(argv[0])), -1, SQLITE_STATIC);
   }

@@ -78,6 +78,25 @@ check_same "a writer without the extension logs too, REPLACE's deletions include
 7|lists|delete|3|
 3|home"
 
+# A conflict probe's kind says whether the writer's REPLACE deletions fire
+# DELETE triggers (5: its deletion is logged again as a delete) or not (4:
+# the probe is the deletion's only trace), so that net folding counts each
+# deletion once.  A writer without the extension is taken to have
+# recursive_triggers OFF, SQLite's default.
+db=$(scratch_db)
+sql "$LISTS
+SELECT sqlitetriggers_log_install('lists');
+INSERT INTO lists VALUES (1, 'a'), (2, 'b'), (3, 'c');" "$db" >/dev/null
+probes=$(sql "INSERT OR REPLACE INTO lists VALUES (4, 'a');
+PRAGMA recursive_triggers = ON;
+INSERT OR REPLACE INTO lists VALUES (5, 'b');
+SELECT group_concat(kind || ':' || rowKey, ' ') FROM sqlitetriggers_log WHERE id > 3;" "$db")
+plain_probe=$(plain "PRAGMA recursive_triggers = ON;
+INSERT OR REPLACE INTO lists VALUES (6, 'c');
+SELECT group_concat(kind || ':' || rowKey, ' ') FROM sqlitetriggers_log WHERE id > 8;" "$db")
+check_same "a probe is kind 5 where REPLACE fires DELETE triggers on a connection with the extension, else 4" \
+  "$probes / $plain_probe" "4:1 1:4 5:2 3:2 1:5 / 4:3 3:3 1:6"
+
 check "install refuses what it cannot log, naming the table and the remedy" \
   "CREATE TABLE nokey(a, b);
 CREATE TABLE expr(id INTEGER PRIMARY KEY, t TEXT);

@@ -16,9 +16,15 @@ import SQLiteTriggers
 /// }
 /// ```
 public struct DurableChange<Record> {
-    /// How the row changed, as the log recorded it. An update that
-    /// changed the key is a deletion of the old key and an insertion of
-    /// the new one.
+    /// How the row changed. In a batch read with `net: false`, as the log
+    /// recorded each change (a hint: the log's triggers run in an order
+    /// SQLite leaves unspecified, so a rule that rewrites a row just
+    /// inserted is logged before the insert, and a row a write conflicted
+    /// with on a UNIQUE column is `deleted` even when the write did not
+    /// replace it); with `net: true`, the net change of the row over its
+    /// transaction (see ``GRDB/Database/durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``).
+    /// An update that changed the key is a deletion of the old key and an
+    /// insertion of the new one.
     public enum Kind: Int, Sendable, Hashable {
         case inserted = 1
         case updated = 2
@@ -27,8 +33,9 @@ public struct DurableChange<Record> {
 
     /// The change's id in the log: positions count these.
     public var id: Int64
-    /// The table, as installed.
-    public var table: String
+    /// The table, as installed (as GRDB's `DatabaseEvent.tableName`).
+    public var tableName: String
+    /// How the row changed.
     public var kind: Kind
     /// The row's primary key: one value per key column, in key order, as
     /// the table stores it (a UUID as GRDB's 16 bytes, or as text). Bind it
@@ -39,12 +46,23 @@ public struct DurableChange<Record> {
     /// exists.
     public var record: Record?
 
-    public init(id: Int64, table: String, kind: Kind, key: [DatabaseValue], record: Record?) {
+    public init(id: Int64, tableName: String, kind: Kind, key: [DatabaseValue], record: Record?) {
         self.id = id
-        self.table = table
+        self.tableName = tableName
         self.kind = kind
         self.key = key
         self.record = record
+    }
+
+    @available(*, deprecated, renamed: "tableName")
+    public var table: String {
+        get { tableName }
+        set { tableName = newValue }
+    }
+
+    @available(*, deprecated, renamed: "init(id:tableName:kind:key:record:)")
+    public init(id: Int64, table: String, kind: Kind, key: [DatabaseValue], record: Record?) {
+        self.init(id: id, tableName: table, kind: kind, key: key, record: record)
     }
 }
 
@@ -287,10 +305,24 @@ extension Database {
 
     /// Reads the next changes of `table` after the consumer's position:
     /// whole transactions, at least `limit` changes of any table when the
-    /// log has them, each with its row as it is now. `net` folds each
-    /// transaction to one change per row (an insert then delete of a row
-    /// is nothing; a transaction of unknown id has one change anyway).
-    /// Reading moves nothing: `acknowledge(_:)` does.
+    /// log has them, each with its row as it is now. Reading moves
+    /// nothing: `acknowledge(_:)` does.
+    ///
+    /// `net: true` gives each transaction's net change per row, whatever
+    /// order the triggers ran in: `inserted` when the row did not exist
+    /// before the transaction and does after it, `deleted` the reverse,
+    /// `updated` when it existed before and after (an insert then updates
+    /// is one insertion, an insert then a delete is nothing, a delete then
+    /// an insert of the same key is an update; a row written and left as
+    /// it was may come as `updated`: the log keeps keys, not values). Two
+    /// writes SQLite reports to no trigger of the log come out `inserted`
+    /// where the row existed before: an `INSERT OR REPLACE` (or `UPDATE
+    /// OR REPLACE` of the key) over an existing key with
+    /// `recursive_triggers` OFF, and a write ignored (`OR IGNORE`, `OR
+    /// FAIL`) for a UNIQUE conflict with a row the same transaction
+    /// inserted. A net batch that stops before the end of the log reads
+    /// the keys of the rest of it once, to know which rows later
+    /// transactions changed.
     ///
     /// ```swift
     /// try dbQueue.write { db in
@@ -331,7 +363,7 @@ extension Database {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
         let position = try durablePosition(of: consumer)
         let changes = """
-            SELECT l.id, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
+            SELECT l.id, l.tableId, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
             FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
             WHERE l.id > ?
             """
@@ -341,24 +373,37 @@ extension Database {
             rows += try Row.fetchAll(self, sql: changes + " AND l.tx = ? ORDER BY l.id", arguments: [last["id"] as Int64, tx])
         }
         var reader = DurableRowReader(tables: tables)
-        var transactions: [DurableTransaction<Record>] = []
+        var transactions: [[DurableNetFolding.Logged<Record>]] = []
+        var transactionIDs: [Int64?] = []
         for row in rows {
             let tx: Int64? = row["tx"]
             guard let tableName: String = row["tableName"],
                   let table = try reader.table(named: tableName, keyColumns: row["keyColumns"], in: self) else { continue }
             let key = try DurableRowReader<Record>.key(row["rowKey"], columns: table.keyColumns, in: self)
+            let loggedKind: Int = row["kind"]
             let change = DurableChange<Record>(
-                id: row["id"], table: table.feed.name, kind: DurableChange<Record>.Kind(rawValue: row["kind"]) ?? .updated,
+                id: row["id"], tableName: table.feed.name, kind: DurableNetFolding.exactKind(loggedKind),
                 key: key, record: try table.current(key))
-            if let tx, let open = transactions.last, open.id == tx {
-                transactions[transactions.count - 1].changes.append(change)
+            let logged = DurableNetFolding.Logged(
+                change: change, loggedKind: loggedKind,
+                row: DurableNetFolding.RowIdentity(tableId: row["tableId"], rowKey: row["rowKey"]))
+            if let tx, transactionIDs.last == tx {
+                transactions[transactions.count - 1].append(logged)
             } else {
-                transactions.append(DurableTransaction(id: tx, changes: [change]))
+                transactions.append([logged])
+                transactionIDs.append(tx)
             }
         }
-        if net { transactions = transactions.map(DurableRowReader<Record>.folded) }
         let end: Int64 = rows.last?["id"] ?? position
-        return DurableBatch(consumer: consumer, transactions: transactions, position: end, advances: end > position)
+        if net {
+            let later = try DurableNetFolding.laterTransactions(
+                of: Set(transactions.joined().map(\.row)), after: end, in: self)
+            transactions = DurableNetFolding.folded(transactions, later: later)
+        }
+        let result = zip(transactionIDs, transactions).map { id, logged in
+            DurableTransaction(id: id, changes: logged.map(\.change))
+        }.filter { !$0.changes.isEmpty }
+        return DurableBatch(consumer: consumer, transactions: result, position: end, advances: end > position)
     }
 
     /// Moves the batch's consumer past it. In the transaction that applied
@@ -474,35 +519,129 @@ struct DurableRowReader<Record> {
         return values
     }
 
-    /// The transaction with one change per row: its first kind and the row
-    /// now say what happened (inserted then gone: nothing).
-    static func folded(_ transaction: DurableTransaction<Record>) -> DurableTransaction<Record> {
-        guard transaction.id != nil else { return transaction }
-        var order: [String] = []
-        var byRow: [String: DurableChange<Record>] = [:]
-        for change in transaction.changes {
-            let id = change.table.lowercased() + "\u{0}" + change.key.map(\.description).joined(separator: "\u{0}")
-            if var first = byRow[id] {
-                first.record = change.record
-                first.id = change.id
-                byRow[id] = first
-            } else {
-                order.append(id)
-                byRow[id] = change
+}
+
+// MARK: - Net folding
+
+/// The net change of each row over its transaction, from the log's rows.
+///
+/// The log's AFTER triggers run in an order SQLite leaves unspecified: a
+/// rule that rewrites a row in its own AFTER INSERT trigger is logged
+/// before the insert, so the order of a transaction's rows for one key
+/// says little. What they say regardless of order:
+/// - without an insert, the row existed before the transaction (an update,
+///   a delete or a conflict needs a row);
+/// - without a delete or a silent conflict (kind 4), it exists after it
+///   (REPLACE over the key removes a row only to insert that key);
+/// - without an insert but with a delete, it does not exist after it;
+/// - inserts minus deletes minus silent conflicts is whether it exists
+///   after minus whether it did before, in any order. A conflict of kind 5
+///   (the writer's REPLACE fires DELETE triggers, so a deletion is logged
+///   as a delete too) counts for nothing.
+/// What these leave open (a transaction that inserted and deleted the
+/// row, or that only conflicted with it) the next transaction that wrote
+/// the row answers, with its "before", read backwards from the row as it
+/// is now. Two writes reach no trigger of the log, and are the documented
+/// limits, both with `recursive_triggers` OFF (SQLite's default, and what
+/// the log must assume of a writer without SQLiteTriggers): REPLACE over
+/// an existing key (its transaction seems to insert a row that existed),
+/// and a write ignored after its probe (its transaction seems to delete a
+/// row that stayed).
+enum DurableNetFolding {
+    /// A row of a table, as the log names it.
+    struct RowIdentity: Hashable {
+        let tableId: Int64
+        let rowKey: DatabaseValue
+    }
+
+    /// A change read from the log, with what folding needs.
+    struct Logged<Record> {
+        var change: DurableChange<Record>
+        let loggedKind: Int
+        let row: RowIdentity
+    }
+
+    /// How an exact batch shows a logged kind: a conflict probe as a
+    /// deletion (the row read now says whether it happened).
+    static func exactKind<Record>(_ logged: Int) -> DurableChange<Record>.Kind {
+        logged >= 3 ? .deleted : DurableChange<Record>.Kind(rawValue: logged) ?? .updated
+    }
+
+    /// Whether a row existed before and after one transaction (0 or 1),
+    /// from its logged kinds, read backwards: `laterBefore` is what the
+    /// next transaction that wrote the row found, or the row now.
+    static func existence(of kinds: [Int], after laterBefore: Int) -> (before: Int, after: Int) {
+        let inserts = kinds.filter { $0 == 1 }.count, deletes = kinds.filter { $0 == 3 }.count
+        let silentDeletes = kinds.filter { $0 == 4 }.count
+        let after = deletes + silentDeletes == 0 ? 1 : inserts == 0 && deletes > 0 ? 0 : laterBefore
+        let before = inserts == 0 ? 1 : min(max(after - (inserts - deletes - silentDeletes), 0), 1)
+        return (before, after)
+    }
+
+    /// The transactions after `end` that wrote any of `rows`: each one's
+    /// logged kinds per row, in commit order. One read of the rest of the
+    /// log; none when the batch reached its end.
+    static func laterTransactions(of rows: Set<RowIdentity>, after end: Int64,
+                                  in db: Database) throws -> [[RowIdentity: [Int]]] {
+        guard !rows.isEmpty else { return [] }
+        let cursor = try Row.fetchCursor(db, sql: """
+            SELECT tableId, rowKey, kind, tx FROM sqlitetriggers_log WHERE id > ? ORDER BY id
+            """, arguments: [end])
+        var transactions: [[RowIdentity: [Int]]] = []
+        var open: [RowIdentity: [Int]] = [:]
+        var openTransaction: Int64?
+        while let row = try cursor.next() {
+            let tx: Int64? = row["tx"]
+            if tx == nil || tx != openTransaction {
+                if !open.isEmpty { transactions.append(open) }
+                open = [:]
+            }
+            openTransaction = tx
+            let identity = RowIdentity(tableId: row["tableId"], rowKey: row["rowKey"])
+            if rows.contains(identity) { open[identity, default: []].append(row["kind"]) }
+        }
+        if !open.isEmpty { transactions.append(open) }
+        return transactions
+    }
+
+    /// The transactions with one change per row that changed, its kind
+    /// from whether the row existed before and after the transaction.
+    static func folded<Record>(_ transactions: [[Logged<Record>]],
+                               later: [[RowIdentity: [Int]]]) -> [[Logged<Record>]] {
+        // Whether each row exists now, then before each later transaction.
+        var existsAfter: [RowIdentity: Int] = [:]
+        for logged in transactions.joined() where existsAfter[logged.row] == nil {
+            existsAfter[logged.row] = logged.change.record == nil ? 0 : 1
+        }
+        for transaction in later.reversed() {
+            for (row, kinds) in transaction {
+                existsAfter[row] = existence(of: kinds, after: existsAfter[row] ?? 0).before
             }
         }
-        var changes: [DurableChange<Record>] = []
-        for id in order {
-            guard var change = byRow[id] else { continue }
-            switch (change.kind, change.record == nil) {
-            case (.inserted, true): continue
-            case (.inserted, false): break
-            case (_, true): change.kind = .deleted
-            case (_, false): change.kind = .updated
+        var result = Array(repeating: [Logged<Record>](), count: transactions.count)
+        for index in transactions.indices.reversed() {
+            var order: [RowIdentity] = []
+            var byRow: [RowIdentity: (kinds: [Int], last: Logged<Record>)] = [:]
+            for logged in transactions[index] {
+                if byRow[logged.row] == nil { order.append(logged.row) }
+                byRow[logged.row, default: ([], logged)].kinds.append(logged.loggedKind)
+                byRow[logged.row]?.last = logged
             }
-            changes.append(change)
+            for row in order {
+                guard let (kinds, last) = byRow[row] else { continue }
+                let (before, after) = existence(of: kinds, after: existsAfter[row] ?? 0)
+                existsAfter[row] = before
+                var folded = last
+                switch (before, after) {
+                case (0, 0): continue
+                case (0, _): folded.change.kind = .inserted
+                case (_, 0): folded.change.kind = .deleted
+                default: folded.change.kind = .updated
+                }
+                result[index].append(folded)
+            }
         }
-        return DurableTransaction(id: transaction.id, changes: changes)
+        return result
     }
 }
 

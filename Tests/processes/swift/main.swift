@@ -77,7 +77,7 @@ case "consumer":
     let observation = try pool.observeDurableChanges(to: feedTables, consumer: name, pollInterval: 0.02,
                                                      onError: { failure.set($0) }) { db, batch in
         for change in batch.changes {
-            guard let table = tables.first(where: { $0.name == change.table }) else { continue }
+            guard let table = tables.first(where: { $0.name == change.tableName }) else { continue }
             let condition = table.key.map { "\($0) = ?" }.joined(separator: " AND ")
             try db.execute(sql: "DELETE FROM swift_\(table.name) WHERE \(condition)", arguments: StatementArguments(change.key))
             if let values = change.record {
