@@ -42,10 +42,12 @@
 ** later.  swift_callback() and the capture check once per transaction,
 ** when they join it (ATTACH is impossible inside a transaction); the
 ** controls and the installers check on every call.  The durable log's
-** stamp (sqlite_compileoption_get(-7316), durable_log.c) is not guarded:
-** the file's own triggers call it, and it only reads.  The scan reads sqlite_schema with a LIKE prefilter, then tokenizes
-** each candidate as SQLite does, so names in string literals and comments
-** are ignored and quoted names ("swift_callback"(...)) are caught.
+** stamp and its probes' kind (sqlite_compileoption_get(-7316) and (-7317),
+** durable_log.c) are not guarded: the file's own triggers call them, and
+** they only read.  The scan reads sqlite_schema with a LIKE prefilter,
+** then tokenizes each candidate as SQLite does, so names in string
+** literals and comments are ignored and quoted names
+** ("swift_callback"(...)) are caught.
 */
 #include "sqlitetriggers_internal.h"
 
