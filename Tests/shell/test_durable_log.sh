@@ -87,7 +87,8 @@ db=$(scratch_db)
 sql "$LISTS
 SELECT sqlitetriggers_log_install('lists');
 INSERT INTO lists VALUES (1, 'a'), (2, 'b'), (3, 'c');" "$db" >/dev/null
-probes=$(sql "INSERT OR REPLACE INTO lists VALUES (4, 'a');
+probes=$(sql "PRAGMA recursive_triggers = OFF;
+INSERT OR REPLACE INTO lists VALUES (4, 'a');
 PRAGMA recursive_triggers = ON;
 INSERT OR REPLACE INTO lists VALUES (5, 'b');
 SELECT group_concat(kind || ':' || rowKey, ' ') FROM sqlitetriggers_log WHERE id > 3;" "$db")
