@@ -314,15 +314,15 @@ extension Database {
     /// `updated` when it existed before and after (an insert then updates
     /// is one insertion, an insert then a delete is nothing, a delete then
     /// an insert of the same key is an update; a row written and left as
-    /// it was may come as `updated`: the log keeps keys, not values). Two
-    /// writes SQLite reports to no trigger of the log come out `inserted`
-    /// where the row existed before: an `INSERT OR REPLACE` (or `UPDATE
-    /// OR REPLACE` of the key) over an existing key with
-    /// `recursive_triggers` OFF, and a write ignored (`OR IGNORE`, `OR
-    /// FAIL`) for a UNIQUE conflict with a row the same transaction
-    /// inserted. A net batch that stops before the end of the log reads
-    /// the keys of the rest of it once, to know which rows later
-    /// transactions changed.
+    /// it was may come as `updated`: the log keeps keys, not values). Exact
+    /// with `recursive_triggers` ON; with it OFF two writes reach no
+    /// trigger of the log and can be misread for their row: an `INSERT OR
+    /// REPLACE` (or `UPDATE OR REPLACE` of the key) over an existing key,
+    /// as an insertion, and a write ignored (`OR IGNORE`, `OR FAIL`) for a
+    /// UNIQUE conflict, as a deletion of the row it conflicted with. When a
+    /// row's last transaction in the batch both inserted and deleted it (or
+    /// only conflicted with it), the batch reads the rest of the log once
+    /// to learn whether it existed after that transaction.
     ///
     /// ```swift
     /// try dbQueue.write { db in
@@ -397,7 +397,7 @@ extension Database {
         let end: Int64 = rows.last?["id"] ?? position
         if net {
             let later = try DurableNetFolding.laterTransactions(
-                of: Set(transactions.joined().map(\.row)), after: end, in: self)
+                of: DurableNetFolding.rowsNeedingLaterTransactions(transactions), after: end, in: self)
             transactions = DurableNetFolding.folded(transactions, later: later)
         }
         let result = zip(transactionIDs, transactions).map { id, logged in
@@ -573,9 +573,33 @@ enum DurableNetFolding {
     static func existence(of kinds: [Int], after laterBefore: Int) -> (before: Int, after: Int) {
         let inserts = kinds.filter { $0 == 1 }.count, deletes = kinds.filter { $0 == 3 }.count
         let silentDeletes = kinds.filter { $0 == 4 }.count
-        let after = deletes + silentDeletes == 0 ? 1 : inserts == 0 && deletes > 0 ? 0 : laterBefore
+        let after = isAfterOpen(kinds) ? laterBefore : deletes + silentDeletes == 0 ? 1 : 0
         let before = inserts == 0 ? 1 : min(max(after - (inserts - deletes - silentDeletes), 0), 1)
         return (before, after)
+    }
+
+    /// The rows whose last transaction in the batch leaves open whether
+    /// they exist after it (it inserted and deleted them, or only
+    /// conflicted with them): only these need the transactions after the
+    /// batch. Usually none, and the rest of the log is not read.
+    static func rowsNeedingLaterTransactions<Record>(_ transactions: [[Logged<Record>]]) -> Set<RowIdentity> {
+        var lastKinds: [RowIdentity: [Int]] = [:]
+        for transaction in transactions.reversed() {
+            var kinds: [RowIdentity: [Int]] = [:]
+            for logged in transaction where lastKinds[logged.row] == nil {
+                kinds[logged.row, default: []].append(logged.loggedKind)
+            }
+            lastKinds.merge(kinds) { later, _ in later }
+        }
+        return Set(lastKinds.filter { isAfterOpen($0.value) }.keys)
+    }
+
+    /// Whether a transaction's kinds of a row leave open if it exists
+    /// after the transaction: it inserted and deleted it, or only
+    /// conflicted with it (see ``existence(of:after:)``).
+    static func isAfterOpen(_ kinds: [Int]) -> Bool {
+        let inserts = kinds.contains(1), deletes = kinds.contains(3), silentDeletes = kinds.contains(4)
+        return (deletes || silentDeletes) && (inserts || !deletes)
     }
 
     /// The transactions after `end` that wrote any of `rows`: each one's

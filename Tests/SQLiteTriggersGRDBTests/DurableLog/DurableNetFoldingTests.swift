@@ -103,6 +103,22 @@ import Testing
         #expect(kinds[1] == [["inserted r"], ["deleted r"]], "deleted, though the row exists now")
         #expect(kinds[2] == [["inserted r"], ["deleted r"], ["inserted r"]])
     }
+
+    /// A transaction that inserted and deleted a row leaves open whether it
+    /// exists after: the batch reads the later transactions for it, since
+    /// the row now (inserted again later) says nothing of that moment.
+    @Test func anInsertThenDeleteIsNothingEvenWhenTheRowIsBackLater() throws {
+        let (dbQueue, cleanup) = try Self.makeQueue(recursiveTriggers: false)
+        defer { cleanup() }
+        try dbQueue.write { db in try db.execute(sql: "INSERT INTO folded(id, title) VALUES ('q', 'Q'); DELETE FROM folded WHERE id = 'q'") }
+        try dbQueue.write { db in try db.execute(sql: "INSERT INTO folded(id, title) VALUES ('q', 'Q again')") }
+        let (first, both) = try dbQueue.read { db in
+            (try db.durableBatch(for: "sync", of: FoldedNote.self, limit: 3, net: true),
+             try db.durableBatch(for: "sync", of: FoldedNote.self, limit: 5, net: true))
+        }
+        #expect(first.position == 3 && first.transactions.isEmpty, "the first transaction alone: nothing")
+        #expect(both.transactions.map(Self.kinds) == [["inserted q"]])
+    }
 }
 
 // MARK: - The randomized oracle
