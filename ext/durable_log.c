@@ -97,11 +97,11 @@
 **   consumers take such a change as a transaction of its own ("transaction
 **   unknown").  Every connection with the extension overrides that one
 **   function (every argument but this one and the probes' -7317 gives
-**   SQLite's own result), and the override returns the transaction's stamp: 63 random bits drawn when
-**   the transaction first writes a log row, so one transaction's rows share
-**   a tx that no other transaction's rows have (as UUIDs are unique: a
-**   repeat is a 2^-63 chance), with no extra statement per change and no
-**   read of the log.  The override joins the transaction (as
+**   SQLite's own result), and the override returns the transaction's
+**   stamp: 63 random bits drawn when the transaction first writes a log
+**   row, so one transaction's rows share a tx that no other transaction's
+**   rows have (as UUIDs are unique: a repeat is a 2^-63 chance), with no
+**   extra statement per change and no read of the log.  The override joins the transaction (as
 **   swift_callback() does) to learn where it ends, and after it commits the
 **   log's readers in other processes are woken (log_wakeup.c).  A hostile
 **   file that calls the override elsewhere only reads that same stamp
@@ -919,28 +919,25 @@ static void logStamp(sqlite3_context *ctx, Connection *p){
 ** deletions fire DELETE triggers, else 4.  Evaluated only for a row a
 ** write conflicts with. */
 static void logProbeKind(sqlite3_context *ctx){
-  sqlite3_stmt *pStmt = 0;
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  int rc = sqlite3_prepare_v2(db, "PRAGMA recursive_triggers", -1, &pStmt, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_step(pStmt);
-  if( rc==SQLITE_ROW ){
-    sqlite3_result_int(ctx, sqlite3_column_int(pStmt, 0) ? 5 : 4);
+  int rc = SQLITE_OK;
+  char *zOn = logQueryText(sqlite3_context_db_handle(ctx), "PRAGMA recursive_triggers", 0, &rc);
+  if( rc==SQLITE_OK ){
+    sqlite3_result_int(ctx, zOn && zOn[0]=='1' ? 5 : 4);
   }else{
-    sqlite3_result_error_code(ctx, rc==SQLITE_OK || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
+    sqlite3_result_error_code(ctx, rc);
   }
-  sqlite3_finalize(pStmt);
+  sqlite3_free(zOn);
 }
 
 /* sqlite_compileoption_get(N): SQLite's own, but for LOG_STAMP_ARGUMENT,
 ** which is the transaction's stamp, and LOG_PROBE_MODE_ARGUMENT, a
 ** probe's kind. */
 static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3_int64 iArg = sqlite3_value_type(argv[0])==SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0;
   (void)argc;
-  if( sqlite3_value_type(argv[0])==SQLITE_INTEGER
-   && sqlite3_value_int64(argv[0])==LOG_STAMP_ARGUMENT ){
+  if( iArg==LOG_STAMP_ARGUMENT ){
     logStamp(ctx, (Connection*)sqlite3_user_data(ctx));
-  }else if( sqlite3_value_type(argv[0])==SQLITE_INTEGER
-         && sqlite3_value_int64(argv[0])==LOG_PROBE_MODE_ARGUMENT ){
+  }else if( iArg==LOG_PROBE_MODE_ARGUMENT ){
     logProbeKind(ctx);
   }else{
     sqlite3_result_text(ctx, sqlite3_compileoption_get(sqlite3_value_int(argv[0])), -1, SQLITE_STATIC);

@@ -585,13 +585,25 @@ enum DurableNetFolding {
     static func rowsNeedingLaterTransactions<Record>(_ transactions: [[Logged<Record>]]) -> Set<RowIdentity> {
         var lastKinds: [RowIdentity: [Int]] = [:]
         for transaction in transactions.reversed() {
-            var kinds: [RowIdentity: [Int]] = [:]
-            for logged in transaction where lastKinds[logged.row] == nil {
-                kinds[logged.row, default: []].append(logged.loggedKind)
+            for row in rows(of: transaction) where lastKinds[row.identity] == nil {
+                lastKinds[row.identity] = row.kinds
             }
-            lastKinds.merge(kinds) { later, _ in later }
         }
         return Set(lastKinds.filter { isAfterOpen($0.value) }.keys)
+    }
+
+    /// One transaction's rows in the order they were first logged, each
+    /// with its logged kinds and its last change.
+    static func rows<Record>(of transaction: [Logged<Record>])
+        -> [(identity: RowIdentity, kinds: [Int], last: Logged<Record>)] {
+        var order: [RowIdentity] = []
+        var byRow: [RowIdentity: (kinds: [Int], last: Logged<Record>)] = [:]
+        for logged in transaction {
+            if byRow[logged.row] == nil { order.append(logged.row) }
+            byRow[logged.row, default: ([], logged)].kinds.append(logged.loggedKind)
+            byRow[logged.row]?.last = logged
+        }
+        return order.compactMap { identity in byRow[identity].map { (identity, $0.kinds, $0.last) } }
     }
 
     /// Whether a transaction's kinds of a row leave open if it exists
@@ -644,15 +656,7 @@ enum DurableNetFolding {
         }
         var result = Array(repeating: [Logged<Record>](), count: transactions.count)
         for index in transactions.indices.reversed() {
-            var order: [RowIdentity] = []
-            var byRow: [RowIdentity: (kinds: [Int], last: Logged<Record>)] = [:]
-            for logged in transactions[index] {
-                if byRow[logged.row] == nil { order.append(logged.row) }
-                byRow[logged.row, default: ([], logged)].kinds.append(logged.loggedKind)
-                byRow[logged.row]?.last = logged
-            }
-            for row in order {
-                guard let (kinds, last) = byRow[row] else { continue }
+            for (row, kinds, last) in rows(of: transactions[index]) {
                 let (before, after) = existence(of: kinds, after: existsAfter[row] ?? 0)
                 existsAfter[row] = before
                 var folded = last
