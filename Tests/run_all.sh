@@ -118,6 +118,26 @@ stage apple-sdks apple_sdks_stage
 stage arm64 arm64_stage
 stage c32 i386_stage
 stage swift swift_stage
+# The durable log's suites (its net folding's randomized oracle among them)
+# again on Debian's SQLite 3.46.1 and 3.53.4, unpacked by the versions stage:
+# the swift stage's test binary, through each version's loader.
+swift_versions_stage() {
+  local version passed=0 failed=0 summary
+  for version in 3.46.1 3.53.4; do
+    SQLITETRIGGERS_EXPECTED_SQLITE=$version "build/sqlite-versions/$version/run" \
+      "$(swift build --show-bin-path)/SQLiteTriggersPackageTests.xctest" --testing-library swift-testing \
+      --filter 'DurableNetFoldingTests|DurableLogTests' >"$log.$version" 2>&1
+    summary=$(summarize_swift swift-versions "$log.$version" $?)
+    grep -E 'recorded an issue|failed after' "$log.$version" | head -n 20
+    echo "SQLite $version: ${summary#swift-versions: }"
+    passed=$((passed + $(echo "$summary" | sed -E 's/.*: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(echo "$summary" | sed -E 's/.* ([0-9]+) failed$/\1/')))
+    rm -f "$log.$version"
+  done
+  echo "swift-versions: $passed passed, $failed failed"
+}
+
+stage swift-versions swift_versions_stage
 # The DocC catalogs against the symbol graphs of the swift stage's build.
 stage docs bash Tests/docs/check.sh
 stage consumer bash Tests/consumer/run.sh

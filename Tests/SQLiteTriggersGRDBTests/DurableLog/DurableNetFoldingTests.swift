@@ -45,6 +45,14 @@ import Testing
         transaction.changes.map { "\($0.kind) \(String.fromDatabaseValue($0.key[0]) ?? "?")" }
     }
 
+    /// make test runs this suite again on Debian's SQLite 3.46.1 and 3.53.4
+    /// (run_all.sh's swift-versions stage), naming the version it expects.
+    @Test func runsOnTheSQLiteItWasAskedFor() throws {
+        guard let expected = ProcessInfo.processInfo.environment["SQLITETRIGGERS_EXPECTED_SQLITE"] else { return }
+        let version = try DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") }
+        #expect(version == expected)
+    }
+
     /// Issue 34's newcomer case: with the README's touch rule the log holds
     /// the rule's update before the row's insert; net, it is an insert.
     @Test(arguments: [false, true])
