@@ -101,18 +101,20 @@
 #define NAME_ERROR \
   "swift_callback: the first argument must be the callback's name (text)"
 
-/* Join the transaction with our nested INSERT (see the top of the file). */
-static int enlist(sqlite3_context *ctx, Connection *p){
-  CallbackState *pState = p->pCallbacks;
+/* Joins the transaction with our nested INSERT (see the top of the
+** file).  SQLITE_OK, or an error code with *pzErr (sqlite3_free it) saying
+** why; SQLITE_READONLY when the connection can never commit here. */
+static int enlistOrExplain(Connection *p, char **pzErr){
   sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 lastRowid;
   int rc;
+  *pzErr = 0;
   if( sqlite3_db_readonly(p->db, "main")==1 ){
     /* The nested INSERT would succeed (TEMP is writable), and the event
     ** would wait for a commit that never comes. */
-    sqlite3_result_error(ctx, "swift_callback: cannot record an event on a "
-                              "read-only connection: events are delivered "
-                              "after commit, and it never commits", -1);
-    sqlite3_result_error_code(ctx, SQLITE_READONLY);
+    *pzErr = sqlite3_mprintf("swift_callback: cannot record an event on a "
+                             "read-only connection: events are delivered "
+                             "after commit, and it never commits");
     return SQLITE_READONLY;
   }
   /* The INSERT begins the table's transaction (xBegin), then its row is
@@ -120,23 +122,32 @@ static int enlist(sqlite3_context *ctx, Connection *p){
   ** last_insert_rowid() stay the app's own.  changes() is still set to 0
   ** by this statement's end; a trigger's statement sets it again at its
   ** own end, so only a top-level SELECT swift_callback(...) shows it. */
-  sqlite3_int64 lastRowid = sqlite3_last_insert_rowid(p->db);
+  lastRowid = sqlite3_last_insert_rowid(p->db);
   rc = sqlite3_prepare_v2(p->db,
       "INSERT OR IGNORE INTO temp.swift_callback_pending(name) VALUES (NULL)",
       -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
-    pState->isEnlisting = 1;
+    p->pCallbacks->isEnlisting = 1;
     rc = sqlite3_step(pStmt);
-    pState->isEnlisting = 0;
+    p->pCallbacks->isEnlisting = 0;
     rc = sqlite3_finalize(pStmt);
   }
   sqlite3_set_last_insert_rowid(p->db, lastRowid);
   if( rc!=SQLITE_OK ){
-    char *zErr = (rc & 0xff)==SQLITE_READONLY
+    *pzErr = (rc & 0xff)==SQLITE_READONLY
       ? sqlite3_mprintf("swift_callback: cannot record an event on a "
                         "read-only connection (PRAGMA query_only?)")
       : sqlite3_mprintf("swift_callback: cannot join the transaction: %s",
                         sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* enlistOrExplain(), its error set on ctx. */
+static int enlist(sqlite3_context *ctx, Connection *p){
+  char *zErr = 0;
+  int rc = enlistOrExplain(p, &zErr);
+  if( rc!=SQLITE_OK ){
     sqlite3_result_error(ctx, zErr ? zErr : "swift_callback", -1);
     sqlite3_result_error_code(ctx, rc);
     sqlite3_free(zErr);
@@ -152,10 +163,20 @@ int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p,
   return sqlitetriggers_schema_guard_call(ctx, zFunc) && enlist(ctx, p)==SQLITE_OK;
 }
 
-/* Joins the transaction without the schema guard: for callers that
-** deliver nothing (durable_log.c's stamp). */
+/* Joins the transaction without the schema guard, for callers that
+** deliver nothing (durable_log.c's stamp): SQLITE_OK, SQLITE_READONLY
+** (nothing set on ctx: the caller decides) or another error, set on ctx. */
 int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p){
-  return p->pCallbacks->isEnlisted || enlist(ctx, p)==SQLITE_OK;
+  char *zErr = 0;
+  int rc;
+  if( p->pCallbacks->isEnlisted ) return SQLITE_OK;
+  rc = enlistOrExplain(p, &zErr);
+  if( rc!=SQLITE_OK && (rc & 0xff)!=SQLITE_READONLY ){
+    sqlite3_result_error(ctx, zErr ? zErr : "swift_callback", -1);
+    sqlite3_result_error_code(ctx, rc);
+  }
+  sqlite3_free(zErr);
+  return rc;
 }
 
 int sqlitetriggers_callback_is_enlisted(Connection *p){

@@ -902,7 +902,15 @@ static void logStamp(sqlite3_context *ctx, Connection *p){
   if( !sqlitetriggers_callback_is_enlisted(p)
    || p->logTransaction!=sqlitetriggers_callback_transaction(p) || p->logTransactionId==0 ){
     sqlite3_uint64 iStamp = 0;
-    if( !sqlitetriggers_callback_enlist(ctx, p) ) return;
+    int rc = sqlitetriggers_callback_enlist(ctx, p);
+    if( (rc & 0xff)==SQLITE_READONLY ){
+      /* No transaction can write a log row here (a read-only file,
+      ** mode=ro, PRAGMA query_only): a view or query that reads the stamp
+      ** gets what SQLite's own function returns. */
+      sqlite3_result_null(ctx);
+      return;
+    }
+    if( rc!=SQLITE_OK ) return;
     /* 63 random bits, never 0: SQLite's generator (kernel-seeded, and
     ** never pinned by sqlitetriggers_seed_random()). */
     while( iStamp==0 ){

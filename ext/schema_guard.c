@@ -44,10 +44,13 @@
 ** controls and the installers check on every call.  The durable log's
 ** stamp and its probes' kind (sqlite_compileoption_get(-7316) and (-7317),
 ** durable_log.c) are not guarded: the file's own triggers call them, and
-** they only read.  The scan reads sqlite_schema with a LIKE prefilter,
-** then tokenizes each candidate as SQLite does, so names in string
-** literals and comments are ignored and quoted names
-** ("swift_callback"(...)) are caught.
+** they only read.  The scan reads every row of sqlite_schema and judges
+** it in C, tokenizing its SQL as SQLite does, so names in string literals
+** and comments are ignored and quoted names ("swift_callback"(...)) are
+** caught.  No SQL function, operator or collation takes part in the
+** decision: LIKE follows PRAGMA case_sensitive_like, and an app may define
+** its own lower() or like(); the guard decides the same whatever the
+** connection's pragmas and functions.
 */
 #include "sqlitetriggers_internal.h"
 
@@ -93,6 +96,18 @@ static const char *guardedName(const char *z, int n){
      && sqlite3_strnicmp(z, aGuardedName[i], n)==0 ){
       return aGuardedName[i];
     }
+  }
+  return 0;
+}
+
+/* Our table that an object of type zType named zName hides, or 0: a table
+** or view of that name, in any case. */
+static const char *hiddenTable(const char *zType, const char *zName){
+  static const char *const azOurs[] = { "swift_callback_log", "swift_callback_batch" };
+  int i;
+  if( zType==0 || zName==0 || (strcmp(zType, "table")!=0 && strcmp(zType, "view")!=0) ) return 0;
+  for(i=0; i<(int)(sizeof(azOurs)/sizeof(azOurs[0])); i++){
+    if( sqlite3_stricmp(zName, azOurs[i])==0 ) return azOurs[i];
   }
   return 0;
 }
@@ -152,37 +167,30 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
   for(iDb=0; rc==SQLITE_OK && (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
     sqlite3_stmt *pStmt = 0;
     char *zSql;
-    /* TEMP is the app's own: only a hiding name is refused there.  The
-    ** fourth column says whether the object hides one of our tables. */
-    zSql = sqlite3_mprintf(
-        "SELECT type, name, sql, type IN ('table', 'view') AND lower(name)"
-        " IN ('swift_callback_log', 'swift_callback_batch'), lower(name)"
-        " FROM \"%w\".sqlite_schema"
-        " WHERE (type IN ('table', 'view') AND lower(name)"
-        "        IN ('swift_callback_log', 'swift_callback_batch'))"
-        " OR (%d AND (sql LIKE '%%swift%%callback%%'"
-        "             OR sql LIKE '%%sqlitetriggers%%'))", zDb, iDb!=1);
+    /* Every row is read and judged here, in C: a LIKE, lower() or IN in
+    ** this query would follow the connection's pragmas
+    ** (case_sensitive_like) and the app's own functions of those names. */
+    zSql = sqlite3_mprintf("SELECT type, name, sql FROM \"%w\".sqlite_schema", zDb);
     if( zSql==0 ) return SQLITE_NOMEM;
     rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
     sqlite3_free(zSql);
     while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
+      const char *zName = (const char*)sqlite3_column_text(pStmt, 1);
       const char *zObjSql = (const char*)sqlite3_column_text(pStmt, 2);
+      /* TEMP is the app's own: only a hiding name is refused there. */
       const char *zCalled = zObjSql && iDb!=1 ? sqlCallsGuardedFunction(zObjSql) : 0;
-      if( sqlite3_column_int(pStmt, 3) ){
+      const char *zHidden = hiddenTable(zType, zName);
+      if( zHidden ){
         *pzErr = sqlite3_mprintf(
             "%s: refused: %s \"%w\" in database \"%w\" hides the extension's "
-            "own %s table (rename or drop it)", zFunc,
-            (const char*)sqlite3_column_text(pStmt, 0),
-            (const char*)sqlite3_column_text(pStmt, 1), zDb,
-            (const char*)sqlite3_column_text(pStmt, 4));
+            "own %s table (rename or drop it)", zFunc, zType, zName, zDb, zHidden);
         rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
       }else if( zCalled ){
         *pzErr = sqlite3_mprintf(
             "%s: refused: %s \"%w\" in database \"%w\" calls %s(); a database "
             "file must never reach this function (drop the object, or move "
-            "it to the TEMP schema)", zFunc,
-            (const char*)sqlite3_column_text(pStmt, 0),
-            (const char*)sqlite3_column_text(pStmt, 1), zDb, zCalled);
+            "it to the TEMP schema)", zFunc, zType, zName ? zName : "", zDb, zCalled);
         rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
       }
     }

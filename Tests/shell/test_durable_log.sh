@@ -416,3 +416,23 @@ SELECT sqlitetriggers_log_install('notes'), sqlitetriggers_log_check(), keyColum
   "1
 Runtime error near line 5: sqlitetriggers_log_check: the key of \"notes\" is now [\"uid\"], not [\"id\"] as registered (a column renamed?): call sqlitetriggers_log_install('notes')
 1|1|[\"uid\"]"
+
+# The stamp on a connection that can never write: SQLite's own answer
+# (NULL), so a view reading it works there too.
+db=$(scratch_db)
+"$SQLITE3" "$db" "CREATE TABLE notes(id INTEGER PRIMARY KEY, body);
+  CREATE VIEW stamped AS SELECT sqlite_compileoption_get(-7316) AS tx, 'view' AS via;"
+for how in "-readonly $db" "file:$db?mode=ro"; do
+  # shellcheck disable=SC2086
+  out=$(printf '.load %s\nSELECT quote(sqlite_compileoption_get(-7316));\nSELECT quote(tx), via FROM stamped;\n' "$EXT" |
+        "$SQLITE3" -batch $how 2>&1)
+  check_same "the stamp on a read-only connection ($how) is NULL, as SQLite's own" "$out" "NULL
+NULL|view"
+done
+check "the stamp under PRAGMA query_only is NULL, and a stamp again once it is off" \
+  "PRAGMA query_only = ON;
+SELECT quote(sqlite_compileoption_get(-7316)), quote(tx) FROM stamped;
+PRAGMA query_only = OFF;
+SELECT sqlite_compileoption_get(-7316) > 0;" \
+  "NULL|NULL
+1" "$db"

@@ -177,3 +177,41 @@ SELECT swift_callback('after');" \
   "1
 1
 Runtime error near line 5: swift_callback: refused: view \"v\" in database \"main\" calls swift_callback(); a database file must never reach this function (drop the object, or move it to the TEMP schema)" "$db"
+
+# The guard decides the same whatever the connection's pragmas: LIKE
+# follows case_sensitive_like, and SQLite's function names are
+# case-insensitive, so a prefilter by LIKE let a call spelled in capitals
+# through.
+for pragma in "case_sensitive_like = ON" "case_sensitive_like = OFF" "trusted_schema = OFF"; do
+  for spelled in "SQLITETRIGGERS_CHANGE_FEED('notes', 'off')" "Swift_Callback('forged', y)"; do
+    db=$(scratch_db)
+    "$SQLITE3" "$db" "CREATE TABLE ix(id INTEGER PRIMARY KEY, y); CREATE INDEX evil ON ix(y) WHERE abs(y) IS NOT NULL;
+      PRAGMA writable_schema = ON;
+      UPDATE sqlite_schema SET sql = replace(sql, 'abs(y)', '${spelled//\'/\'\'}') WHERE name = 'evil';"
+    fn=$(echo "${spelled%%(*}" | tr 'A-Z' 'a-z')
+    # Attached after the connection's own feed and log are in place.
+    out=$(sql "PRAGMA $pragma;
+$OWN
+ATTACH '$db' AS h;
+INSERT INTO h.ix(y) VALUES (1);
+DETACH h;
+$EFFECTS")
+    tail=$(echo "$out" | tail -n "$(echo "$NO_EFFECTS" | wc -l)")
+    if [ "$tail" == "$NO_EFFECTS" ] &&
+       { [[ $out == *"refused: index \"evil\" in database \"h\" calls $fn();"* ]] ||
+         [[ $out == *"non-deterministic functions prohibited"* ]]; }; then
+      pass "PRAGMA $pragma: an index calling $spelled is refused"
+    else
+      fail "PRAGMA $pragma: an attached index calling $spelled is refused, nothing takes effect" \
+        "refused: index \"evil\" ... calls $fn(), then $NO_EFFECTS" "$out"
+    fi
+    # As main, its schema read before the extension is loaded (SQLite then
+    # accepts the unknown function in the index and never checks it again).
+    out=$(printf 'PRAGMA %s;\nSELECT count(*) FROM sqlite_schema;\n.load %s\n%s\nINSERT INTO ix(y) VALUES (2);\nSELECT count(*) FROM swift_callback_log;\n' \
+            "$pragma" "$EXT" "SELECT sqlitetriggers_change_feed('ix') IS NOT NULL;" | "$SQLITE3" -batch "$db" 2>&1)
+    case $out in
+      *"refused: index \"evil\" in database \"main\" calls $fn();"*) pass "PRAGMA $pragma as main: $spelled refused" ;;
+      *) fail "PRAGMA $pragma: a main file whose index calls $spelled is refused" "refused: ... calls $fn()" "$out" ;;
+    esac
+  done
+done
