@@ -1053,6 +1053,8 @@ static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   int iKind = zKind==0 ? -1 : strcmp(zKind, "insert")==0 ? 0 : strcmp(zKind, "update")==0 ? 1
             : strcmp(zKind, "delete")==0 ? 2 : -1;
   (void)argc;
+  /* Its triggers pass names without NUL; anyone else gets the usage. */
+  if( zTable && (int)strlen(zTable)!=sqlite3_value_bytes(argv[0]) ) zTable = 0;
   int eMode = zMode==0 ? -1 : strcmp(zMode, "rows")==0 ? CAPTURE_ROWS
             : strcmp(zMode, "keys")==0 ? CAPTURE_KEYS : strcmp(zMode, "net")==0 ? CAPTURE_NET : -1;
   if( zTable==0 || eMode<0 || iKind<0 ){

@@ -107,16 +107,17 @@ static char *feedArguments(sqlite3_context *ctx, const char *zFunc, int argc,
   const char *zTable, *zMode = 0;
   char *zCanonical = 0, *zErr = 0;
   int rc, hasHook = sqlitetriggers_capture_has_hook(p);
-  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
-    sqlitetriggers_result_error(ctx, zFunc, "expects a table name");
-    return 0;
-  }
-  zTable = (const char*)sqlite3_value_text(argv[0]);
+  if( (zTable = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "a table name"))==0 ) return 0;
   /* Without MODE: the exact capture where the host gives the hook, net
   ** changes per transaction where it does not. */
-  if( argc>1 ) zMode = (const char*)sqlite3_value_text(argv[1]);
-  else zMode = hasHook ? "rows" : "net";
-  if( zTable==0 || hasHook<0 || (argc>1 && zMode==0 && sqlite3_value_type(argv[1])!=SQLITE_NULL) ){
+  if( argc>1 && sqlite3_value_type(argv[1])==SQLITE_TEXT ){
+    if( (zMode = sqlitetriggers_name_argument(ctx, zFunc, argv[1], "MODE"))==0 ) return 0;
+  }else if( argc>1 ){
+    zMode = 0;
+  }else{
+    zMode = hasHook ? "rows" : "net";
+  }
+  if( hasHook<0 ){
     sqlite3_result_error_nomem(ctx);
     return 0;
   }
@@ -187,14 +188,12 @@ static void changeFeedFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *zTable = (const char*)sqlite3_value_text(argv[0]);
+  const char *zTable = sqlitetriggers_name_argument(ctx, "sqlitetriggers_change_feed_mode",
+                                                    argv[0], "a table name");
   sqlite3_stmt *pStmt = 0;
   int rc;
   (void)argc;
-  if( zTable==0 ){
-    sqlitetriggers_result_error(ctx, "sqlitetriggers_change_feed_mode", "expects a table name");
-    return;
-  }
+  if( zTable==0 ) return;
   /* feedCreateSql() writes the mode as the capture call's second argument. */
   rc = sqlite3_prepare_v2(db, "SELECT CASE WHEN instr(sql, ', ''keys'', ''insert'')') THEN 'keys'"
                               " WHEN instr(sql, ', ''net'', ''insert'')') THEN 'net' ELSE 'rows' END"

@@ -713,14 +713,7 @@ static int logReport(sqlite3_context *ctx, const char *zFunc, int rc, const char
 
 /* The table name argument, or 0 after setting the error. */
 static const char *logTableArgument(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pArg){
-  const char *zTable;
-  if( sqlite3_value_type(pArg)!=SQLITE_TEXT ){
-    sqlitetriggers_result_error(ctx, zFunc, "expects a table name");
-    return 0;
-  }
-  zTable = (const char*)sqlite3_value_text(pArg);
-  if( zTable==0 ) sqlite3_result_error_nomem(ctx);
-  return zTable;
+  return sqlitetriggers_name_argument(ctx, zFunc, pArg, "a table name");
 }
 
 static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){

@@ -104,6 +104,39 @@ void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const 
   else sqlite3_result_error_nomem(ctx);
 }
 
+/*
+** pArg as a name (zWhat: "a table name", "MODE"), or 0 after setting the
+** error: it must be text, and hold no NUL character, since SQLite (and
+** every C string here) would read it only up to the NUL and act on another
+** name than the one given.
+*/
+const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc,
+                                         sqlite3_value *pArg, const char *zWhat){
+  const char *zName;
+  char *zErr;
+  if( sqlite3_value_type(pArg)!=SQLITE_TEXT ){
+    zErr = sqlite3_mprintf("expects %s", zWhat);
+    sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : zWhat);
+    sqlite3_free(zErr);
+    return 0;
+  }
+  zName = (const char*)sqlite3_value_text(pArg);
+  if( zName==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return 0;
+  }
+  if( (int)strlen(zName)!=sqlite3_value_bytes(pArg) ){
+    /* "a table name" is "the table name" here. */
+    zErr = sqlite3_mprintf("%s%s holds a NUL character (char(0)), where SQLite would cut it: "
+                           "pass it without one", strncmp(zWhat, "a ", 2)==0 ? "the " : "",
+                           strncmp(zWhat, "a ", 2)==0 ? zWhat+2 : zWhat);
+    sqlitetriggers_result_error(ctx, zFunc, zErr ? zErr : zWhat);
+    sqlite3_free(zErr);
+    return 0;
+  }
+  return zName;
+}
+
 Connection *sqlitetriggers_connection_find(sqlite3 *db){
   Connection *p;
   pthread_mutex_lock(&liveConnectionsMutex);

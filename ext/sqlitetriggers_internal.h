@@ -133,6 +133,8 @@ int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, in
                              int flags, Connection *p,
                              void (*xFunc)(sqlite3_context*,int,sqlite3_value**));
 int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD);
+const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc,
+                                         sqlite3_value *pArg, const char *zWhat);
 /* Sets the function's error "FUNC: MESSAGE", or out of memory. */
 void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg);
 

@@ -436,3 +436,22 @@ PRAGMA query_only = OFF;
 SELECT sqlite_compileoption_get(-7316) > 0;" \
   "NULL|NULL
 1" "$db"
+
+# A name SQLite would cut at a NUL is refused, naming the function: it
+# would otherwise install on another table ("pre").
+check "a table name with a NUL character is refused by every installer" \
+  "CREATE TABLE pre(id INTEGER PRIMARY KEY, v);
+SELECT sqlitetriggers_log_install('pre' || char(0) || 'fix');
+SELECT sqlitetriggers_log_uninstall('pre' || char(0) || 'fix');
+SELECT sqlitetriggers_change_feed('pre' || char(0) || 'fix', 'net');
+SELECT sqlitetriggers_change_feed('pre', 'net' || char(0) || 'x');
+SELECT sqlitetriggers_change_feed_mode('pre' || char(0) || 'fix');
+SELECT count(*) FROM sqlite_temp_schema WHERE type = 'trigger';
+SELECT count(*) FROM sqlite_schema WHERE name <> 'pre';" \
+  "Runtime error near line 3: sqlitetriggers_log_install: the table name holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+Runtime error near line 4: sqlitetriggers_log_uninstall: the table name holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+Runtime error near line 5: sqlitetriggers_change_feed: the table name holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+Runtime error near line 6: sqlitetriggers_change_feed: MODE holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+Runtime error near line 7: sqlitetriggers_change_feed_mode: the table name holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+0
+0"
