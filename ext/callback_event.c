@@ -172,29 +172,38 @@ void sqlitetriggers_stored_event_release(StoredEvent *pEv){
 
 /* ---- the event accessors of the C API ---------------------------------- */
 
+/* Each takes NULL as "no event" (0, NULL or SQLITE_NULL), so none of them
+** can crash a host that calls it with a NULL it did not check. */
 sqlite3_int64 sqlitetriggers_event_seq(const sqlitetriggers_event *pEvent){
-  return pEvent->seq;
+  return pEvent ? pEvent->seq : 0;
 }
 sqlite3_int64 sqlitetriggers_event_transaction(const sqlitetriggers_event *pEvent){
-  return pEvent->iTransaction;
+  return pEvent ? pEvent->iTransaction : 0;
 }
 const char *sqlitetriggers_event_name(const sqlitetriggers_event *pEvent){
-  return pEvent->zName;
+  return pEvent ? pEvent->zName : 0;
 }
 int sqlitetriggers_event_argc(const sqlitetriggers_event *pEvent){
-  return pEvent->nArg;
+  return pEvent ? pEvent->nArg : 0;
 }
 int sqlitetriggers_event_type(const sqlitetriggers_event *pEvent, int i){
-  if( i<0 || i>=pEvent->nArg ) return SQLITE_NULL;
+  if( pEvent==0 || i<0 || i>=pEvent->nArg ) return SQLITE_NULL;
   return pEvent->aStored[i].eType;
 }
 sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event *pEvent,
                                          int i){
+  double r;
   switch( sqlitetriggers_event_type(pEvent, i) ){
     case SQLITE_INTEGER:
+      return pEvent->aStored[i].u.i;
     case SQLITE_FLOAT:
-      return pEvent->aStored[i].eType==SQLITE_INTEGER
-             ? pEvent->aStored[i].u.i : (sqlite3_int64)pEvent->aStored[i].u.r;
+      /* As sqlite3_value_int64(): clamped, NaN as 0 (a plain cast of a
+      ** REAL outside the range is undefined). */
+      r = pEvent->aStored[i].u.r;
+      if( r!=r ) return 0;
+      if( r<=-9223372036854775808.0 ) return (sqlite3_int64)(((sqlite3_uint64)1)<<63);
+      if( r>=9223372036854775808.0 ) return (sqlite3_int64)(~(((sqlite3_uint64)1)<<63));
+      return (sqlite3_int64)r;
     default:
       return 0;
   }

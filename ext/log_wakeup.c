@@ -108,9 +108,12 @@ int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWa
   if( realpath(zDbPath, zResolved)==0 ) return SQLITE_CANTOPEN;
   zSlash = strrchr(zResolved, '/');
   if( zSlash==0 ) return SQLITE_CANTOPEN;
-  p = sqlite3_malloc(sizeof(*p));
+  /* malloc(), not sqlite3_malloc(): a process that only waits on the file
+  ** calls this before any connection loaded the library, when a loadable
+  ** build has no SQLite routines yet. */
+  p = malloc(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
-  p->zBase = sqlite3_mprintf("%s", zSlash+1);
+  p->zBase = strdup(zSlash+1);
   p->fd = inotify_init1(IN_NONBLOCK|IN_CLOEXEC);
   if( p->zBase==0 || p->fd<0 ){
     int rc = p->zBase==0 ? SQLITE_NOMEM : SQLITE_IOERR;
@@ -157,8 +160,8 @@ int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){
 void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
   if( p==0 ) return;
   if( p->fd>=0 ) close(p->fd);
-  sqlite3_free(p->zBase);
-  sqlite3_free(p);
+  free(p->zBase);
+  free(p);
 }
 
 #elif defined(__APPLE__)
@@ -171,11 +174,11 @@ int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWa
   *ppWakeup = 0;
   rc = sqlitetriggers_wakeup_name(zDbPath, zName, (int)sizeof(zName));
   if( rc!=SQLITE_OK ) return rc;
-  p = sqlite3_malloc(sizeof(*p));
+  p = malloc(sizeof(*p));     /* not sqlite3_malloc(): see the Linux one */
   if( p==0 ) return SQLITE_NOMEM;
   p->fd = -1;
   if( notify_register_file_descriptor(zName, &p->fd, 0, &p->token)!=NOTIFY_STATUS_OK ){
-    sqlite3_free(p);
+    free(p);
     return SQLITE_IOERR;
   }
   /* Non-blocking, so that drain stops when the descriptor is empty. */
@@ -196,7 +199,7 @@ int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){
 void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
   if( p==0 ) return;
   notify_cancel(p->token);    /* closes the descriptor too */
-  sqlite3_free(p);
+  free(p);
 }
 
 #else

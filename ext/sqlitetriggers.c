@@ -164,6 +164,17 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
   char *zErr = 0;
   int rc;
   if( pzErrMsg ) *pzErrMsg = 0;
+#ifndef SQLITE_CORE
+  /* The loadable library reaches SQLite only through the routines table
+  ** that SQLite hands its entry point: called directly before any
+  ** connection loaded it, there is none, and not even an error message can
+  ** be allocated.  Load it (sqlite3_load_extension(), or
+  ** sqlite3_auto_extension() with sqlite3_sqlitetriggers_init), or link
+  ** ext/ into the app with -DSQLITE_CORE. */
+  if( sqlite3_api==0 || db==0 ) return SQLITE_MISUSE;
+#else
+  if( db==0 ) return SQLITE_MISUSE;
+#endif
   if( sqlite3_libversion_number() < SQLITETRIGGERS_MIN_SQLITE_VERSION ){
     if( pzErrMsg ){
       *pzErrMsg = sqlite3_mprintf("sqlitetriggers: needs SQLite "

@@ -13,7 +13,7 @@ def check(name, mismatches, total):
         return
     counts["failed"] += 1
     print(f"FAIL {name}: {len(mismatches)} of {total} cases differ")
-    for line in mismatches[:10]:
+    for line in mismatches[:20]:
         print("  ", line)
 
 
