@@ -367,25 +367,28 @@ static void logCapacityFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_int(ctx, p->pCallbacks->nLogCapacity);
 }
 
-int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p){
-  int rc;
-  /* An earlier registration's table belongs to the module replaced below. */
-  rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.swift_callback_pending",
-                    0, 0, 0);
-  if( rc!=SQLITE_OK ) return rc;
-  p->nRef += 2;
-  rc = sqlite3_create_module_v2(db, "swift_callback_log", &sqlitetriggers_log_module, p,
-                                sqlitetriggers_connection_release);
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_create_module_v2(db, "swift_callback_pending", &sqlitetriggers_pending_module,
-                                  p, sqlitetriggers_connection_release);
-  }else{
-    sqlitetriggers_connection_release(p);     /* the second module's reference */
-  }
-  if( rc==SQLITE_OK ){
-    p->nRef++;
-    rc = sqlite3_create_module_v2(db, "swift_callback_batch", &sqlitetriggers_batch_module, p,
+/* isNew: p is a new state, whose modules and table are made here; a state
+** registered again keeps them (sqlitetriggers.c). */
+int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int isNew){
+  int rc = SQLITE_OK;
+  if( isNew ){
+    /* A table left by a state that is gone (its modules were replaced). */
+    rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.swift_callback_pending", 0, 0, 0);
+    if( rc!=SQLITE_OK ) return rc;
+    p->nRef += 2;
+    rc = sqlite3_create_module_v2(db, "swift_callback_log", &sqlitetriggers_log_module, p,
                                   sqlitetriggers_connection_release);
+    if( rc==SQLITE_OK ){
+      rc = sqlite3_create_module_v2(db, "swift_callback_pending", &sqlitetriggers_pending_module,
+                                    p, sqlitetriggers_connection_release);
+    }else{
+      sqlitetriggers_connection_release(p);     /* the second module's reference */
+    }
+    if( rc==SQLITE_OK ){
+      p->nRef++;
+      rc = sqlite3_create_module_v2(db, "swift_callback_batch", &sqlitetriggers_batch_module, p,
+                                    sqlitetriggers_connection_release);
+    }
   }
   if( rc==SQLITE_OK ){
     rc = sqlitetriggers_connection_create_function(db, "swift_callback", -1, SQLITE_DIRECTONLY,
@@ -395,7 +398,7 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p){
     rc = sqlitetriggers_connection_create_function(db, "swift_callback_log_capacity", -1,
                                   SQLITE_DIRECTONLY, p, logCapacityFunc);
   }
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && isNew ){
     rc = sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.swift_callback_pending"
                           " USING swift_callback_pending", 0, 0, 0);
   }

@@ -47,8 +47,8 @@
 **   COLUMN and ADD COLUMN work with a capture installed; after RENAME TO,
 **   the next write fails, naming the capture and the remedy.  The triggers
 **   are the capture: a table recreated under the same name (a migration)
-**   is not captured until its feed is installed again, and a new
-**   registration of the extension captures from their next firing on.
+**   is not captured until its feed is installed again.  Registering the
+**   extension again keeps the connection's capture as it is.
 **
 ** WHAT FAILS LOUDLY
 **   - A host that does not give extensions the preupdate hook (a SQLite
@@ -596,19 +596,6 @@ static int captureHookRemove(Connection *p, CaptureState *pCap){
     return 0;
   }
   return 1;
-}
-
-void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld){
-  CaptureState *pCap;
-  if( pOld==0 || pOld->pCapture==0 || !pOld->pCapture->isHooked ) return;
-  /* The hook finds the newest registration (sqlitetriggers_connection_find). */
-  pOld->pCapture->isHooked = 0;
-  pCap = captureState(pNew);
-  if( pCap==0 || !pCap->hasApi ){
-    pOld->pCapture->api.xHook(pNew->db, 0, 0);
-    return;
-  }
-  pCap->isHooked = 1;
 }
 
 /*

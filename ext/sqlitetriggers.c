@@ -27,9 +27,8 @@ SQLITE_EXTENSION_INIT1
 
 /*
 ** Live Connection objects, so the C test controls can find the state that
-** belongs to a sqlite3* (SQLite 3.40 has no sqlite3_get_clientdata()).
-** Newest first: after a second registration, the newest state is the one
-** the SQL functions use.
+** belongs to a sqlite3* (SQLite 3.40 has no sqlite3_get_clientdata()),
+** and registering again finds the state it keeps.
 */
 static Connection *liveConnections = 0;
 static pthread_mutex_t liveConnectionsMutex = PTHREAD_MUTEX_INITIALIZER;
@@ -190,16 +189,18 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
     if( pzErrMsg ) *pzErrMsg = zErr; else sqlite3_free(zErr);
     return rc;
   }
-  pOld = sqlitetriggers_connection_find(db);
-  p = connectionCreate(db);
-  if( p==0 ) return SQLITE_NOMEM;
-  /* The hook must never point at the state that registration replaces. */
-  sqlitetriggers_capture_take_over(p, pOld);
-  p->nRef = 1;                  /* held until the end of this function */
+  /* Registering again (a helper that "makes sure the extension is
+  ** loaded", inside a transaction too) keeps the connection's state: the
+  ** transaction's events, captures and log stamp, observers, clock and
+  ** seed.  Only the SQL functions are registered again, with the same
+  ** state, in case the app replaced one of them. */
+  p = pOld = sqlitetriggers_connection_find(db);
+  if( p==0 && (p = connectionCreate(db))==0 ) return SQLITE_NOMEM;
+  p->nRef++;                    /* held until the end of this function */
   rc = sqlitetriggers_register_controls(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_uuid_functions(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_time_functions(db, p);
-  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_callback_functions(db, p);
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_register_callback_functions(db, p, pOld==0);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_change_feed_functions(db, p);
   if( rc==SQLITE_OK ) rc = sqlitetriggers_register_durable_log_functions(db, p);
   sqlitetriggers_connection_release(p);

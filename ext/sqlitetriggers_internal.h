@@ -182,7 +182,7 @@ int sqlitetriggers_callback_patch_pending(Connection *p, int iEvent, const char 
                                           int iArg, sqlite3_value *pValue);
 CallbackState *sqlitetriggers_callback_state_create(void);
 void sqlitetriggers_callback_state_free(CallbackState *pState);
-int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p);
+int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int isNew);
 
 /* schema_guard.c; the _call form's function has the Connection as user
 ** data. */
@@ -196,7 +196,6 @@ int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);
 int sqlitetriggers_capture_sync(Connection *p, char **pzErr);
 void sqlitetriggers_capture_rollback(Connection *p);
 void sqlitetriggers_capture_rollback_to(Connection *p, int nPending);
-void sqlitetriggers_capture_take_over(Connection *pNew, Connection *pOld);
 void sqlitetriggers_capture_unhook(Connection *p);
 void sqlitetriggers_capture_free(Connection *p);
 /* The modes of a capture: every column by the hook, the key's by the hook,
