@@ -89,6 +89,7 @@ struct NetIndex {
 typedef struct NetShape NetShape;
 struct NetShape {
   int hasRowid;
+  const char *zRowid;         /* a name of the rowid no column hides */
   int hasSequence;            /* AUTOINCREMENT: a row in sqlite_sequence */
   int nColumn;
   char **azColumn;            /* every column SELECT * shows, in order */
@@ -209,6 +210,15 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
     if( rc==SQLITE_OK ) pShape->nColumn++;
   }
   rc = netFinalize(&pStmt, rc);
+  if( rc==SQLITE_OK && pShape->hasRowid ){
+    pShape->zRowid = sqlitetriggers_rowid_name((const char*const*)pShape->azColumn, pShape->nColumn);
+    if( pShape->zRowid==0 ){
+      *pzErr = sqlite3_mprintf("change capture of \"%s\": its columns \"rowid\", \"_rowid_\" "
+          "and \"oid\" hide the rowid, which mode 'net' identifies its rows by: rename one of "
+          "them, or use mode 'rows' on a host that gives the preupdate hook", zTable);
+      rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
 
   /* Partial UNIQUE indexes are probed on their columns alone: a probe that
   ** finds a row the index does not hold reads it again, unchanged. */
@@ -273,7 +283,7 @@ static void netAppendRow(sqlite3_str *pOut, const NetShape *pShape, const char *
   int i;
   sqlite3_str_appendf(pOut, " INSERT INTO \"" NET_STATE "%w\" SELECT "
       "sqlitetriggers_change_capture('%q', 'net', '%s'), 1, ", zTable, zTable, zKind);
-  if( pShape->hasRowid ) sqlite3_str_appendf(pOut, "%s.rowid", zRow);
+  if( pShape->hasRowid ) sqlite3_str_appendf(pOut, "%s.\"%w\"", zRow, pShape->zRowid);
   else sqlite3_str_appendall(pOut, "NULL");
   for(i=0; i<pShape->nColumn; i++) sqlite3_str_appendf(pOut, ", %s.\"%w\"", zRow, pShape->azColumn[i]);
 }
@@ -287,9 +297,11 @@ static void netAppendProbes(sqlite3_str *pOut, const NetShape *pShape, const cha
     if( i<0 && !pShape->hasRowid ) continue;
     netAppendRow(pOut, pShape, zTable, zKind, "t");
     sqlite3_str_appendf(pOut, " FROM \"main\".\"%w\" AS t WHERE ", zTable);
-    if( pIndex==0 ) sqlite3_str_appendall(pOut, "t.rowid = new.rowid");
+    if( pIndex==0 ){
+      sqlite3_str_appendf(pOut, "t.\"%w\" = new.\"%w\"", pShape->zRowid, pShape->zRowid);
+    }
     for(k=0; pIndex && k<pIndex->nColumn; k++){
-      const char *zColumn = pIndex->aColumn[k]<0 ? "rowid" : pShape->azColumn[pIndex->aColumn[k]];
+      const char *zColumn = pIndex->aColumn[k]<0 ? pShape->zRowid : pShape->azColumn[pIndex->aColumn[k]];
       sqlite3_str_appendf(pOut, "%st.\"%w\" = new.\"%w\" COLLATE \"%w\"", k ? " AND " : "",
                           zColumn, zColumn, pIndex->azCollation[k]);
     }
@@ -314,7 +326,7 @@ static void netAppendNew(sqlite3_str *pOut, const NetShape *pShape, const char *
   sqlite3_str_appendf(pOut, ") VALUES (sqlitetriggers_change_capture('%q', 'net', '%s'), 0",
                       zTable, zKind);
   if( pShape->hasRowid ){
-    sqlite3_str_appendall(pOut, ", new.rowid");
+    sqlite3_str_appendf(pOut, ", new.\"%w\"", pShape->zRowid);
   }else{
     for(k=0; k<pShape->key.nColumn; k++){
       sqlite3_str_appendf(pOut, ", new.\"%w\"", pShape->azColumn[pShape->key.aColumn[k]]);
@@ -341,16 +353,17 @@ static void netAppendAbsent(sqlite3_str *pOut, const NetShape *pShape, const cha
   netAppendIdentity(pOut, pShape, 0);
   sqlite3_str_appendf(pOut, ") SELECT sqlitetriggers_change_capture('%q', 'net', '%s'), 0, ", zTable, zKind);
   if( pShape->hasRowid ){
-    sqlite3_str_appendall(pOut, "k.\"rid\" FROM (SELECT new.rowid AS \"rid\"");
+    sqlite3_str_appendf(pOut, "k.\"rid\" FROM (SELECT new.\"%w\" AS \"rid\"", pShape->zRowid);
     if( isInsert ){
-      sqlite3_str_appendf(pOut, " UNION SELECT coalesce(max(rowid), 0) + 1 FROM \"main\".\"%w\"", zTable);
+      sqlite3_str_appendf(pOut, " UNION SELECT coalesce(max(\"%w\"), 0) + 1 FROM \"main\".\"%w\"",
+                          pShape->zRowid, zTable);
       if( hasSequence ){
         sqlite3_str_appendf(pOut, " UNION SELECT seq + 1 FROM \"main\".\"sqlite_sequence\" WHERE name = '%q'",
                             zTable);
       }
     }
     sqlite3_str_appendf(pOut, ") AS k WHERE NOT EXISTS (SELECT 1 FROM \"main\".\"%w\" AS t"
-                              " WHERE t.rowid = k.\"rid\")", zTable);
+                              " WHERE t.\"%w\" = k.\"rid\")", zTable, pShape->zRowid);
   }else{
     for(k=0; k<pShape->key.nColumn; k++){
       sqlite3_str_appendf(pOut, "%snew.\"%w\"", k ? ", " : "", pShape->azColumn[pShape->key.aColumn[k]]);
@@ -468,8 +481,9 @@ int sqlitetriggers_net_read(Connection *p, const char *zTable, const char *zEven
   nColumn = shape.nColumn;
   pSql = sqlite3_str_new(db);
   if( shape.hasRowid ){
-    sqlite3_str_appendf(pSql, "SELECT n.*, t.rowid IS NOT NULL, t.rowid, t.* FROM temp.\"" NET_STATE
-        "%w\" AS n LEFT JOIN \"main\".\"%w\" AS t ON t.rowid = n.\"rid\"", zTable, zTable);
+    sqlite3_str_appendf(pSql, "SELECT n.*, t.\"%w\" IS NOT NULL, t.\"%w\", t.* FROM temp.\"" NET_STATE
+        "%w\" AS n LEFT JOIN \"main\".\"%w\" AS t ON t.\"%w\" = n.\"rid\"",
+        shape.zRowid, shape.zRowid, zTable, zTable, shape.zRowid);
   }else{
     /* The first key column tells a present row (a key is NOT NULL). */
     sqlite3_str_appendf(pSql, "SELECT n.*, t.\"%w\" IS NOT NULL, NULL, t.* FROM temp.\"" NET_STATE

@@ -136,6 +136,21 @@ const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc
   return zName;
 }
 
+/*
+** The first of SQLite's names of the rowid (rowid, _rowid_, oid) that no
+** column of azColumn takes (a column of that name hides it, in SQL and in
+** a trigger's NEW and OLD), or 0 when the columns hide all three.
+*/
+const char *sqlitetriggers_rowid_name(const char *const *azColumn, int nColumn){
+  static const char *const azRowid[] = { "rowid", "_rowid_", "oid" };
+  int i, k;
+  for(i=0; i<3; i++){
+    for(k=0; k<nColumn && sqlite3_stricmp(azColumn[k], azRowid[i])!=0; k++){}
+    if( k==nColumn ) return azRowid[i];
+  }
+  return 0;
+}
+
 Connection *sqlitetriggers_connection_find(sqlite3 *db){
   Connection *p;
   pthread_mutex_lock(&liveConnectionsMutex);

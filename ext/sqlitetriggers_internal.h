@@ -135,6 +135,7 @@ int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, in
 int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD);
 const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc,
                                          sqlite3_value *pArg, const char *zWhat);
+const char *sqlitetriggers_rowid_name(const char *const *azColumn, int nColumn);
 /* Sets the function's error "FUNC: MESSAGE", or out of memory. */
 void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg);
 

@@ -594,3 +594,35 @@ Runtime error near line 7: change capture of \"t\": the table was dropped or ren
 0
 off
 0"
+
+# Mode 'net' identifies rows by a name of the rowid that no column hides:
+# a column named rowid once merged two rows into one and reported an
+# update that never happened.
+check "mode 'net' on a table with a column named rowid: rows stay apart, no phantom update" \
+  "CREATE TABLE t(rowid TEXT, v); SELECT sqlitetriggers_change_feed('t', 'net');
+BEGIN; INSERT INTO t VALUES ('a', 1); INSERT INTO t VALUES ('a', 2); COMMIT;
+UPDATE t SET v = 10 WHERE v = 1;
+DELETE FROM t WHERE v = 2;
+SELECT args FROM swift_callback_log;" \
+  "net
+[\"insert\",1,\"a\",1]
+[\"insert\",2,\"a\",2]
+[\"update\",1,\"a\",1,1,\"a\",10]
+[\"delete\",2,\"a\",2]"
+
+check "mode 'net' with columns rowid and _rowid_ uses oid; REPLACE through it is seen" \
+  "CREATE TABLE t(\"RowID\" INTEGER, \"_rowid_\" TEXT, v); SELECT sqlitetriggers_change_feed('t', 'net');
+INSERT INTO t VALUES (10, 'x', 1);
+INSERT OR REPLACE INTO t(oid, RowID, _rowid_, v) VALUES (1, 20, 'y', 2);
+SELECT args FROM swift_callback_log;" \
+  "net
+[\"insert\",1,10,\"x\",1]
+[\"update\",1,10,\"x\",1,1,20,\"y\",2]"
+
+check "mode 'net' refuses a table whose columns hide every name of the rowid, naming them" \
+  "CREATE TABLE t(rowid, _rowid_, oid, v); SELECT sqlitetriggers_change_feed('t', 'net');
+CREATE TABLE k(rowid, _rowid_, oid PRIMARY KEY, v) WITHOUT ROWID; SELECT sqlitetriggers_change_feed('k', 'net');
+SELECT count(*) FROM sqlite_temp_schema WHERE tbl_name = 't';" \
+  "Runtime error near line 2: sqlitetriggers_change_feed: change capture of \"t\": its columns \"rowid\", \"_rowid_\" and \"oid\" hide the rowid, which mode 'net' identifies its rows by: rename one of them, or use mode 'rows' on a host that gives the preupdate hook
+net
+0"
