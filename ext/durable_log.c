@@ -362,9 +362,11 @@ static void appendKeyChanged(sqlite3_str *pOut, const LogTable *pTab, const char
 ** One UNIQUE index's probes: the rows a write of new's values would
 ** conflict with, logged as deletes.  azCol/azColl: its columns and their
 ** collations.  An update probes only when one of the columns changes, and
-** never the row it updates.
+** never the row it updates.  zInsertGuard, when not NULL, is one more
+** condition of the insert's probe.
 */
-static void appendProbe(LogTable *pTab, int iTable, char **azCol, char **azColl, int nCol){
+static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *const *azColl,
+                        int nCol, const char *zInsertGuard){
   int i, isUpdate;
   for(isUpdate=0; isUpdate<2; isUpdate++){
     sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
@@ -375,6 +377,7 @@ static void appendProbe(LogTable *pTab, int iTable, char **azCol, char **azColl,
       sqlite3_str_appendf(pOut, "%sr.\"%w\" = new.\"%w\" COLLATE \"%w\"",
                           i ? " AND " : "", azCol[i], azCol[i], azColl[i]);
     }
+    if( !isUpdate && zInsertGuard ) sqlite3_str_appendf(pOut, " AND %s", zInsertGuard);
     if( isUpdate ){
       sqlite3_str_appendall(pOut, " AND (");
       for(i=0; i<nCol; i++){
@@ -416,7 +419,7 @@ static int logReadUniqueIndex(sqlite3 *db, LogTable *pTab, int iTable, const cha
         isWide ? "narrow it" : "make it a UNIQUE constraint on columns");
     rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ) appendProbe(pTab, iTable, azCol, azColl, nCol);
+  if( rc==SQLITE_OK ) appendProbe(pTab, iTable, azCol, azColl, nCol, 0);
   for(i=0; i<nCol; i++){ sqlite3_free(azCol[i]); sqlite3_free(azColl[i]); }
   return rc;
 }
@@ -498,6 +501,51 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
       sqlite3_free(zNullable);
       return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }
+  }
+
+  /* The rowid of a rowid table keyed by other columns: a write that gives
+  ** the rowid of another row (INSERT OR REPLACE INTO t(rowid, ...), as
+  ** restore scripts copy rows) replaces that row, whose key differs.  An
+  ** INSERT that gives no rowid has NEW.rowid -1 in a BEFORE trigger, so -1
+  ** is not probed on insert: an INSERT OR REPLACE of rowid -1 over another
+  ** row stays unseen there (LIMITS).  A table whose columns hide every name
+  ** of the rowid cannot be written through it. */
+  {
+    /* The columns named like the rowid: at most three. */
+    char *azHiding[3];
+    int nHiding = 0, k;
+    char *zApart = logQueryText(db,
+        "SELECT 1 FROM pragma_table_list AS l WHERE l.schema = 'main' AND l.name = ?1 AND l.wr = 0"
+        " AND EXISTS (SELECT 1 FROM pragma_index_list(?1, 'main') WHERE origin = 'pk')",
+        pTab->zName, &rc);
+    if( rc==SQLITE_OK && zApart ){
+      rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main')", -1, &pStmt, 0);
+      if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, pTab->zName, -1, SQLITE_STATIC);
+      while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+        const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
+        if( zCol==0 ){ rc = SQLITE_NOMEM; break; }
+        if( nHiding<3 && sqlitetriggers_is_rowid_name(zCol) ){
+          if( (azHiding[nHiding] = sqlite3_mprintf("%s", zCol))==0 ){ rc = SQLITE_NOMEM; break; }
+          nHiding++;
+        }
+      }
+      if( rc==SQLITE_OK ){
+        const char *zRowid = sqlitetriggers_rowid_name((const char*const*)azHiding, nHiding);
+        if( zRowid ){
+          char *zCol = sqlite3_mprintf("%s", zRowid), *zGuard = sqlite3_mprintf("new.\"%w\" <> -1", zRowid);
+          char *zBinary = "BINARY";
+          if( zCol && zGuard ) appendProbe(pTab, iTable, &zCol, &zBinary, 1, zGuard);
+          else rc = SQLITE_NOMEM;
+          sqlite3_free(zCol);
+          sqlite3_free(zGuard);
+        }
+      }
+      if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+      pStmt = 0;
+      for(k=0; k<nHiding; k++) sqlite3_free(azHiding[k]);
+    }
+    sqlite3_free(zApart);
+    if( rc!=SQLITE_OK ) return rc;
   }
 
   /* UNIQUE indexes other than the key. */

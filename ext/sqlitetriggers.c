@@ -141,14 +141,22 @@ const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc
 ** column of azColumn takes (a column of that name hides it, in SQL and in
 ** a trigger's NEW and OLD), or 0 when the columns hide all three.
 */
+static const char *const azRowidName[] = { "rowid", "_rowid_", "oid" };
+
 const char *sqlitetriggers_rowid_name(const char *const *azColumn, int nColumn){
-  static const char *const azRowid[] = { "rowid", "_rowid_", "oid" };
   int i, k;
   for(i=0; i<3; i++){
-    for(k=0; k<nColumn && sqlite3_stricmp(azColumn[k], azRowid[i])!=0; k++){}
-    if( k==nColumn ) return azRowid[i];
+    for(k=0; k<nColumn && sqlite3_stricmp(azColumn[k], azRowidName[i])!=0; k++){}
+    if( k==nColumn ) return azRowidName[i];
   }
   return 0;
+}
+
+/* 1 when zColumn is one of SQLite's names of the rowid (any case). */
+int sqlitetriggers_is_rowid_name(const char *zColumn){
+  int i;
+  for(i=0; i<3 && sqlite3_stricmp(zColumn, azRowidName[i])!=0; i++){}
+  return i<3;
 }
 
 Connection *sqlitetriggers_connection_find(sqlite3 *db){

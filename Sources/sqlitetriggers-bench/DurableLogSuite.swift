@@ -16,7 +16,8 @@ private let durableSchema = """
       status INTEGER NOT NULL DEFAULT 0, updatedAt TEXT);
     """
 
-/// Hand-written triggers that record what the durable log records.
+/// Hand-written triggers that record what the durable log records, the
+/// probe of a REPLACE through the rowid (of a table keyed by text) included.
 private let sameInformationByHand = """
     CREATE TABLE crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tableName TEXT NOT NULL, kind INTEGER NOT NULL, rowKey);
     CREATE TRIGGER crud_insert AFTER INSERT ON reminders BEGIN
@@ -26,6 +27,12 @@ private let sameInformationByHand = """
       INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', CASE WHEN old.id IS NOT new.id THEN 1 ELSE 2 END, new.id); END;
     CREATE TRIGGER crud_delete AFTER DELETE ON reminders BEGIN
       INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 3, old.id); END;
+    CREATE TRIGGER crud_replace_insert BEFORE INSERT ON reminders BEGIN
+      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 4, r.id FROM reminders AS r
+        WHERE r.rowid = new.rowid AND new.rowid <> -1; END;
+    CREATE TRIGGER crud_replace_update BEFORE UPDATE ON reminders BEGIN
+      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 4, r.id FROM reminders AS r
+        WHERE r.rowid = new.rowid AND new.rowid IS NOT old.rowid AND r.id IS NOT old.id; END;
     """
 
 /// PowerSync's shape: a queue of operations, each with its row as JSON.

@@ -455,3 +455,45 @@ Runtime error near line 6: sqlitetriggers_change_feed: MODE holds a NUL characte
 Runtime error near line 7: sqlitetriggers_change_feed_mode: the table name holds a NUL character (char(0)), where SQLite would cut it: pass it without one
 0
 0"
+
+# A REPLACE through the rowid of a table keyed by other columns deletes a
+# row of another key: the probe on the rowid logs it, in both modes (kind 4
+# where the DELETE trigger does not fire, 5 beside its delete where it does).
+for mode in OFF ON; do
+  if [ $mode = OFF ]; then replaced="4|old"; else replaced="5|old
+3|old"; fi
+  if [ $mode = OFF ]; then moved="4|new"; else moved="5|new
+3|new"; fi
+  check "recursive_triggers $mode: REPLACE through the rowid of a TEXT-keyed table logs the row it deletes" \
+    "PRAGMA recursive_triggers = $mode;
+CREATE TABLE t(id TEXT PRIMARY KEY NOT NULL, v); SELECT sqlitetriggers_log_install('t');
+INSERT INTO t(rowid, id, v) VALUES (1, 'old', 1);
+INSERT INTO t(id, v) VALUES ('x', 1);
+INSERT OR REPLACE INTO t(rowid, id, v) VALUES (1, 'new', 2);
+UPDATE OR REPLACE t SET rowid = 1 WHERE id = 'x';
+INSERT INTO t(id, v) VALUES ('y', 3);
+SELECT kind, rowKey FROM sqlitetriggers_log ORDER BY id;
+SELECT group_concat(id) FROM t;" \
+    "1
+1|old
+1|x
+$replaced
+1|new
+$moved
+2|x
+1|y
+x,y"
+done
+check "a TEXT-keyed table whose columns hide every name of the rowid gets no rowid probe" \
+  "CREATE TABLE t(id TEXT PRIMARY KEY NOT NULL, rowid, _rowid_, oid); SELECT sqlitetriggers_log_install('t');
+SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 't';
+CREATE TABLE u(id TEXT PRIMARY KEY NOT NULL, rowid); SELECT sqlitetriggers_log_install('u');
+INSERT INTO u(_rowid_, id, rowid) VALUES (1, 'a', 7);
+INSERT OR REPLACE INTO u(_rowid_, id, rowid) VALUES (1, 'b', 7);
+SELECT kind, rowKey FROM sqlitetriggers_log WHERE tableId = 2 ORDER BY id;" \
+  "1
+3
+2
+1|a
+4|a
+1|b"
