@@ -305,6 +305,9 @@ static int pendingSync(sqlite3_vtab *pVtab){
     rc = pState->spoiledRc;
   }
   if( rc==SQLITE_OK ) rc = sqlitetriggers_capture_sync(pTab->p, &zErr);
+  if( rc==SQLITE_OK && sqlitetriggers_log_is_stamped(pTab->p) ){
+    sqlitetriggers_wakeup_prepare_commit(pTab->p);
+  }
   if( rc!=SQLITE_OK ){
     sqlite3_free(pVtab->zErrMsg);
     pVtab->zErrMsg = zErr;

@@ -252,22 +252,71 @@ int sqlitetriggers_wakeup_wait(sqlitetriggers_wakeup *p, int nTimeoutMs){
 /* ---- posting ------------------------------------------------------------ */
 
 /*
+** 1 when database zDb of db is a real file: a file name, on one of SQLite's
+** file-backed VFSes ("unix" and its variants, "win32").  A memdb database
+** may carry the name of an unrelated real file (file:/path?vfs=memdb, as
+** apps that deserialize a copy open it): never touch or post for that.
+*/
+static int isRealDatabaseFile(sqlite3 *db, const char *zDb, const char **pzFile){
+  sqlite3_vfs *pVfs = 0;
+  const char *zFile = sqlite3_db_filename(db, zDb);
+  if( zFile==0 || zFile[0]==0 ) return 0;          /* in memory, or temporary */
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)!=SQLITE_OK || pVfs==0
+   || pVfs->zName==0
+   || (strncmp(pVfs->zName, "unix", 4)!=0 && strncmp(pVfs->zName, "win32", 5)!=0) ){
+    return 0;
+  }
+  *pzFile = zFile;
+  return 1;
+}
+
+/*
+** At xSync of a transaction that stamped log rows: which databases they
+** went to.  The stamp cannot tell (the log's triggers call it without a
+** name), so every database this transaction writes that holds a durable
+** log counts: a tool whose main database is another file, writing the
+** app's file through ATTACH, wakes the app's readers, not its own file's.
+*/
+void sqlitetriggers_wakeup_prepare_commit(Connection *p){
+  const char *zDb;
+  int iDb;
+  memset(p->aWakeupDb, 0, sizeof(p->aWakeupDb));
+  for(iDb=0; (zDb = sqlite3_db_name(p->db, iDb))!=0 && iDb<(int)(8*sizeof(p->aWakeupDb)); iDb++){
+    if( iDb==1 || sqlite3_txn_state(p->db, zDb)!=SQLITE_TXN_WRITE ) continue;
+    if( sqlite3_table_column_metadata(p->db, zDb, "sqlitetriggers_log", 0, 0, 0, 0, 0, 0)!=SQLITE_OK ){
+      continue;
+    }
+    p->aWakeupDb[iDb/8] |= (unsigned char)(1 << (iDb%8));
+  }
+}
+
+/*
 ** After a transaction that stamped log rows committed on p: wake the
-** log's readers in every process.  Best effort (a reader that misses it
-** polls), and never an error: the transaction has committed.
+** log's readers in every process, for each database file the rows went to
+** (sqlitetriggers_wakeup_prepare_commit).  Best effort (a reader that
+** misses it polls), and never an error: the transaction has committed.
 */
 void sqlitetriggers_wakeup_post_commit(Connection *p){
-  const char *zFile = sqlite3_db_filename(p->db, "main");
-  if( zFile==0 || zFile[0]==0 ) return;           /* in memory, or temporary */
+  const char *zDb, *zFile = 0;
+  int iDb;
+  for(iDb=0; (zDb = sqlite3_db_name(p->db, iDb))!=0 && iDb<(int)(8*sizeof(p->aWakeupDb)); iDb++){
+    if( (p->aWakeupDb[iDb/8] & (1 << (iDb%8)))==0 || !isRealDatabaseFile(p->db, zDb, &zFile) ){
+      continue;
+    }
 #if defined(__linux__)
-  utimensat(AT_FDCWD, zFile, 0, 0);
+    utimensat(AT_FDCWD, zFile, 0, 0);
 #elif defined(__APPLE__)
-  if( p->zWakeupName==0 ){
-    char zName[64];
-    if( sqlitetriggers_wakeup_name(zFile, zName, (int)sizeof(zName))!=SQLITE_OK ) return;
-    p->zWakeupName = sqlite3_mprintf("%s", zName);
-    if( p->zWakeupName==0 ) return;
-  }
-  notify_post(p->zWakeupName);
+    {
+      char zName[64];
+      if( iDb==0 && p->zWakeupName ){
+        notify_post(p->zWakeupName);
+      }else if( sqlitetriggers_wakeup_name(zFile, zName, (int)sizeof(zName))==SQLITE_OK ){
+        /* The main file's name is kept: its realpath() is the same every time. */
+        if( iDb==0 ) p->zWakeupName = sqlite3_mprintf("%s", zName);
+        notify_post(zName);
+      }
+    }
 #endif
+  }
+  memset(p->aWakeupDb, 0, sizeof(p->aWakeupDb));
 }

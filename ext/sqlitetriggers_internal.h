@@ -120,7 +120,8 @@ struct Connection {
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
-  char *zWakeupName;          /* log_wakeup.c: the name posted, or NULL */
+  char *zWakeupName;          /* log_wakeup.c: the main file's name, or NULL */
+  unsigned char aWakeupDb[16];/* log_wakeup.c: the databases to post for */
   Connection *pNext;          /* registry of live connections */
 };
 
@@ -144,6 +145,7 @@ void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const 
 int sqlitetriggers_log_is_stamped(Connection *p);
 
 /* log_wakeup.c */
+void sqlitetriggers_wakeup_prepare_commit(Connection *p);
 void sqlitetriggers_wakeup_post_commit(Connection *p);
 
 /* time.c */

@@ -144,9 +144,60 @@ static void testOnlyCommitsToTheLogPost(void){
   }
 }
 
+/* A post goes to the file the log rows went to: through ATTACH, the
+** attached file, not the main one; and never to a real file whose name an
+** in-memory database carries (file:PATH?vfs=memdb). */
+static void testPostsGoWhereTheLogRowsWent(void){
+  char zDir[64], zApp[512], zTool[600], zText[600], zUri[700];
+  sqlite3 *db = 0;
+  long long tApp, tTool, tText;
+  FILE *pText;
+  scratchDatabase(zDir, zApp);
+  snprintf(zTool, sizeof(zTool), "%s/tool.sqlite", zDir);
+  snprintf(zText, sizeof(zText), "%s/notes.txt", zDir);
+  sqlite3_open(zApp, &db);
+  sqlitetriggers_register(db);
+  exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);"
+           "SELECT sqlitetriggers_log_install('lists'); PRAGMA wal_checkpoint(TRUNCATE);");
+  sqlite3_close(db);
+  sqlite3_open(zTool, &db);
+  sqlitetriggers_register(db);
+  exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE scratch(x); PRAGMA wal_checkpoint(TRUNCATE);");
+  {
+    char *zAttach = sqlite3_mprintf("ATTACH %Q AS app", zApp);
+    exec(db, zAttach);
+    sqlite3_free(zAttach);
+  }
+  tApp = fileTimeNs(zApp);
+  tTool = fileTimeNs(zTool);
+  usleep(20000);
+  exec(db, "INSERT INTO app.lists(title) VALUES ('from the tool')");
+  expect(fileTimeNs(zApp)>tApp && fileTimeNs(zTool)==tTool,
+         "a write through ATTACH posts for the attached file the log rows went to, not the main one");
+  sqlite3_close(db);
+
+  pText = fopen(zText, "w");
+  if( pText ){ fputs("not a database\n", pText); fclose(pText); }
+  tText = fileTimeNs(zText);
+  snprintf(zUri, sizeof(zUri), "file:%s?vfs=memdb", zText);
+  usleep(20000);
+  expect(sqlite3_open_v2(zUri, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE|SQLITE_OPEN_URI, 0)==SQLITE_OK
+         && sqlitetriggers_register(db)==SQLITE_OK, "an in-memory database named like a file opens");
+  exec(db, "CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT); SELECT sqlitetriggers_log_install('lists');"
+           "INSERT INTO lists(title) VALUES ('in memory');");
+  expect(fileTimeNs(zText)==tText, "a memdb database never touches the real file whose name it carries");
+  sqlite3_close(db);
+  {
+    char zCmd[600];
+    snprintf(zCmd, sizeof(zCmd), "rm -rf '%s'", zDir);
+    if( system(zCmd)!=0 ) fprintf(stderr, "could not remove %s\n", zDir);
+  }
+}
+
 void runWakeupTests(void){
   testWakeupOnCommitsOfOtherProcesses();
   testOnlyCommitsToTheLogPost();
+  testPostsGoWhereTheLogRowsWent();
 }
 
 #else
