@@ -188,13 +188,20 @@ static int netShapeRead(sqlite3 *db, const char *zTable, NetShape *pShape, char 
   /* AUTOINCREMENT as SQLite's own parser marks it: the table's CREATE
   ** statement has the keyword (a name or string holding it only makes the
   ** prediction of netAppendAbsent() read sqlite_sequence for nothing). */
+  /* The keyword is looked for in C: LIKE would follow PRAGMA
+  ** case_sensitive_like, and miss "autoincrement". */
   if( rc==SQLITE_OK ){
-    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM \"main\".sqlite_schema WHERE type = 'table' AND name = ?1"
-                                " AND sql LIKE '%AUTOINCREMENT%' AND EXISTS (SELECT 1 FROM"
-                                " \"main\".sqlite_schema WHERE name = 'sqlite_sequence')", -1, &pStmt, 0);
+    rc = sqlite3_prepare_v2(db, "SELECT sql FROM \"main\".sqlite_schema WHERE type = 'table' AND name = ?1"
+                                " AND EXISTS (SELECT 1 FROM \"main\".sqlite_schema"
+                                " WHERE name = 'sqlite_sequence')", -1, &pStmt, 0);
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ) pShape->hasSequence = 1;
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zSql = (const char*)sqlite3_column_text(pStmt, 0);
+    for(; zSql && *zSql && !pShape->hasSequence; zSql++){
+      pShape->hasSequence = sqlite3_strnicmp(zSql, "AUTOINCREMENT", 13)==0;
+    }
+  }
   rc = netFinalize(&pStmt, rc);
 
   if( rc==SQLITE_OK ){

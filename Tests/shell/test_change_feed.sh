@@ -626,3 +626,21 @@ SELECT count(*) FROM sqlite_temp_schema WHERE tbl_name = 't';" \
   "Runtime error near line 2: sqlitetriggers_change_feed: change capture of \"t\": its columns \"rowid\", \"_rowid_\" and \"oid\" hide the rowid, which mode 'net' identifies its rows by: rename one of them, or use mode 'rows' on a host that gives the preupdate hook
 net
 0"
+
+# Whatever the connection's pragmas: AUTOINCREMENT (lower case here) was
+# found with LIKE, which PRAGMA case_sensitive_like made miss it, and a row
+# that another rule writes first came out as an update.
+for csl in ON OFF; do
+  check "case_sensitive_like $csl: mode 'net' predicts an AUTOINCREMENT rowid written first by another rule" \
+    "PRAGMA case_sensitive_like = $csl;
+CREATE TABLE t(id integer primary key autoincrement, v);
+CREATE TEMP TRIGGER rule AFTER INSERT ON t BEGIN UPDATE t SET v = 'rule' WHERE rowid = new.rowid; END;
+SELECT sqlitetriggers_change_feed('t', 'net');
+INSERT INTO t(v) VALUES (1); DELETE FROM t;
+INSERT INTO t(v) VALUES (2);
+SELECT args FROM swift_callback_log;" \
+    "net
+[\"insert\",1,1,\"rule\"]
+[\"delete\",1,1,\"rule\"]
+[\"insert\",2,2,\"rule\"]"
+done
