@@ -75,16 +75,20 @@
 **   sets the hook where another's was cannot put it back.  So the capture
 **   sets the hook only to install it, at the first announced change of a
 **   transaction, and removes it when the transaction ends (xSync, or
-**   xRollback, of callback_tables.c's virtual table); it never probes it
+**   xRollback, of callback_tables.c's virtual table); it never sets it
 **   otherwise.  Its context is NULL (the hook finds its Connection from the
 **   sqlite3*): a SQLite session created while it is set chains the
 **   previous context as its next session, and would walk ours.  Between
 **   transactions the slot is empty, so a session or another hook set then
 **   is untouched until the capture's next transaction finds it there: that
-**   transaction fails, naming it.  A hook set during the transaction is
-**   found when the capture removes its own: the COMMIT fails.  Either way
-**   the other hook's context is left in place (a session can then be
-**   deleted safely), but its function cannot be, and the error says so.
+**   transaction fails, naming it.  A hook set or cleared during the
+**   transaction is found at xSync: a BLOB write to a TEMP table of ours
+**   (CAPTURE_HOOK_PROBE) calls whatever hook is set, and ours notes it;
+**   when ours did not see it, the COMMIT fails and the slot is left as it
+**   is.  A hook with a context found at install is left with its context
+**   (a session can then be deleted safely), but its function cannot be, and
+**   the error says so.  What cannot be told: a hook set with a NULL context
+**   between transactions looks like an empty slot, and is replaced.
 **
 ** WHAT IT FIXES UP
 **   The hook gives values as the row stores them, before the column's
@@ -111,6 +115,9 @@
 #endif
 
 #define CAPTURE_EVENT_PREFIX "sqlitetriggers.changes."
+/* A TEMP table of one BLOB row, which the commit writes to see whether the
+** hook is still ours (HOOK OWNERSHIP). */
+#define CAPTURE_HOOK_PROBE "sqlitetriggers_hook_probe"
 
 /* ---- SQLite's preupdate interface -------------------------------------- */
 
@@ -191,10 +198,15 @@ static int preupdateApiFind(PreupdateApi *pApi){
   "the extension into a SQLite that exports it, or link it with SQLITE_CORE"
 
 #define HOOK_TAKEN \
-  "another preupdate hook took this connection's during the transaction (a SQLite " \
-  "session, or GRDB built with SQLITE_ENABLE_PREUPDATE_HOOK?), and stopped running " \
-  "when the capture took it back: a connection has one hook, and change feeds need " \
+  "this connection's preupdate hook was replaced or cleared during the transaction " \
+  "(a SQLite session opened or closed, or another library's hook), so the changes " \
+  "made after that went unseen: a connection has one hook, and change feeds need " \
   "it; use them on a connection without the other hook"
+
+#define HOOK_PROBE_GONE \
+  "its probe table temp." CAPTURE_HOOK_PROBE " (made when a feed is installed) is " \
+  "gone or empty, so the commit cannot check that the preupdate hook is still the " \
+  "capture's: install the feed again"
 
 #define HOOK_SET \
   "another preupdate hook is set on this connection (a SQLite session, or GRDB " \
@@ -246,6 +258,7 @@ struct CaptureState {
   PreupdateApi api;
   int hasApi;
   int isHooked;               /* our hook is set, for this transaction */
+  int isProbeSeen;            /* our hook saw the probe (captureHookIsOurs) */
   sqlite3_int64 netEpoch;     /* 'net': a transaction's tx is netEpoch ^ its number */
   CapturedTable **aTable;
   int nTable;
@@ -509,6 +522,10 @@ static void captureHook(void *pArg, sqlite3 *db, int op, const char *zDb,
   int n = 1, iKind = op==SQLITE_INSERT ? 0 : op==SQLITE_UPDATE ? 1 : 2, i, nPatch = 0;
   sqlite3_int64 iTransaction;
   (void)pArg;                 /* always NULL: see HOOK OWNERSHIP */
+  if( strcmp(zDb, "temp")==0 && strcmp(zTable, CAPTURE_HOOK_PROBE)==0 ){
+    if( (p = sqlitetriggers_connection_find(db))!=0 && p->pCapture ) p->pCapture->isProbeSeen = 1;
+    return;
+  }
   if( strcmp(zDb, "main")!=0 || (p = sqlitetriggers_connection_find(db))==0 ) return;
   pCap = p->pCapture;
   if( pCap==0 || pCap->nTable==0 || !pCap->isHooked ) return;
@@ -578,6 +595,25 @@ static int captureHookInstall(Connection *p, CaptureState *pCap){
   }
   pCap->isHooked = 1;
   return 1;
+}
+
+/*
+** 1 when the hook set now is still ours, 0 when it is not (cleared, or
+** another library's, whatever its context), -1 when the probe table is
+** gone, -2 when out of memory.  SQLite tells only a hook's context, and ours is NULL, like that of
+** a cleared hook: so the probe writes the BLOB of the probe table's row
+** (sqlite3_blob_write() calls the preupdate hook, and changes no counter,
+** neither changes() nor last_insert_rowid()), and ours notes it.
+*/
+static int captureHookIsOurs(Connection *p, CaptureState *pCap){
+  static const unsigned char aZero[1] = { 0 };
+  sqlite3_blob *pBlob = 0;
+  int rc = sqlite3_blob_open(p->db, "temp", CAPTURE_HOOK_PROBE, "b", 1, 1, &pBlob);
+  pCap->isProbeSeen = 0;
+  if( rc==SQLITE_OK ) rc = sqlite3_blob_write(pBlob, aZero, 1, 0);
+  sqlite3_blob_close(pBlob);
+  if( rc!=SQLITE_OK ) return (rc & 0xff)==SQLITE_NOMEM ? -2 : -1;
+  return pCap->isProbeSeen;
 }
 
 /* Removes the hook at the end of a transaction; 1, or 0 when another
@@ -665,6 +701,14 @@ int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
       captureHookRemove(p, pCap);
       return rc;
     }
+  }
+  if( pCap->isHooked && (rc = captureHookIsOurs(p, pCap))!=1 ){
+    /* Whatever is set now is not ours: it stays as it is. */
+    pCap->isHooked = 0;
+    for(i=0; i<pCap->nTable; i++) pCap->aTable[i]->iCheckedTransaction = -1;
+    if( rc==-2 ) return SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf("change capture: %s", rc<0 ? HOOK_PROBE_GONE : HOOK_TAKEN);
+    return SQLITE_MISUSE;
   }
   if( captureHookRemove(p, pCap) ) return SQLITE_OK;
   *pzErr = sqlite3_mprintf("change capture: %s", HOOK_TAKEN);

@@ -81,6 +81,12 @@ static char *feedCreateSql(sqlite3 *db, const char *zTable, const char *zMode,
       return 0;
     }
   }
+  /* The hook's probe (change_capture.c, HOOK OWNERSHIP): a TEMP table of
+  ** one BLOB row, made once per connection. */
+  if( strcmp(zMode, "net")!=0 ){
+    sqlite3_str_appendall(pOut, "CREATE TEMP TABLE IF NOT EXISTS \"sqlitetriggers_hook_probe\""
+                                " AS SELECT zeroblob(1) AS b;\n");
+  }
   for(i=0; i<3 && strcmp(zMode, "net")!=0; i++){
     sqlite3_str_appendf(pOut,
         "CREATE TEMP TRIGGER \"sqlitetriggers_changes_%w_%s\" BEFORE %s ON \"main\".\"%w\""

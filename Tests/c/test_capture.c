@@ -533,13 +533,67 @@ static void testAnotherHookFailsLoudly(void){
   exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
            "SELECT sqlitetriggers_change_feed('t'); BEGIN; INSERT INTO t(v) VALUES ('a');");
   sqlite3_preupdate_hook(db, otherHook, &nOther);
-  expect(exec(db, "COMMIT")!=SQLITE_OK && strstr(sqlite3_errmsg(db), "another preupdate hook")!=0,
+  expect(exec(db, "COMMIT")!=SQLITE_OK && strstr(sqlite3_errmsg(db), "preupdate hook was replaced")!=0,
          "another preupdate hook set during a transaction: its COMMIT fails, naming it");
+  expect(sqlite3_preupdate_hook(db, 0, 0)==(void*)&nOther,
+         "the hook that replaced ours during the transaction is left in place");
   {
     char zCount[128];
     queryText(db, "SELECT count(*) FROM t", zCount);
     expect(strcmp(zCount, "0")==0, "the transaction whose hook was taken is rolled back");
   }
+  sqlite3_close(db);
+}
+
+/* A hook whose context is NULL counts its calls here. */
+static int nNullContextCalls = 0;
+static void nullContextHook(void *pArg, sqlite3 *db, int op, const char *zDb, const char *zTable,
+                            sqlite3_int64 iKey1, sqlite3_int64 iKey2){
+  (void)pArg; (void)db; (void)op; (void)zDb; (void)zTable; (void)iKey1; (void)iKey2;
+  nNullContextCalls++;
+}
+
+/* A hook with a NULL context looks like ours, or like an empty slot, to
+** sqlite3_preupdate_hook(): the commit's probe tells. */
+static void testNullContextHooks(void){
+  sqlite3 *db = openRegistered(0);
+  char zCount[128];
+  exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
+           "SELECT sqlitetriggers_change_feed('t'); BEGIN; INSERT INTO t(v) VALUES ('a');");
+  /* Set during the transaction, with a NULL context. */
+  sqlite3_preupdate_hook(db, nullContextHook, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('b')");
+  expect(exec(db, "COMMIT")!=SQLITE_OK && strstr(sqlite3_errmsg(db), "preupdate hook was replaced")!=0,
+         "a hook with a NULL context set during a transaction: its COMMIT fails, naming the hook");
+  queryText(db, "SELECT count(*) FROM t", zCount);
+  expect(strcmp(zCount, "0")==0, "that transaction is rolled back, not committed with changes unseen");
+  sqlite3_preupdate_hook(db, 0, 0);
+
+  /* Cleared during the transaction (as sqlite3session_delete() does). */
+  exec(db, "BEGIN; INSERT INTO t(v) VALUES ('c');");
+  sqlite3_preupdate_hook(db, 0, 0);
+  exec(db, "INSERT INTO t(v) VALUES ('d')");
+  expect(exec(db, "COMMIT")!=SQLITE_OK && strstr(sqlite3_errmsg(db), "preupdate hook was replaced or cleared")!=0,
+         "a hook cleared during a transaction: its COMMIT fails, naming it");
+
+  /* The probe's table dropped by hand: the commit cannot check, and says so. */
+  exec(db, "DROP TABLE temp.sqlitetriggers_hook_probe; BEGIN; INSERT INTO t(v) VALUES ('e');");
+  expect(exec(db, "COMMIT")!=SQLITE_OK && strstr(sqlite3_errmsg(db), "install the feed again")!=0,
+         "without its probe table a captured transaction's COMMIT fails, naming the remedy");
+  expect(exec(db, "SELECT sqlitetriggers_change_feed('t'); INSERT INTO t(v) VALUES ('f');")==SQLITE_OK,
+         "installed again, the feed commits");
+  queryText(db, "SELECT group_concat(json_extract(args, '$[3]')) FROM swift_callback_log", zCount);
+  expect(strcmp(zCount, "f")==0, "only the committed change was delivered");
+
+  /* What SQLite cannot tell: a NULL-context hook set between transactions
+  ** looks like an empty slot, and the capture's next transaction replaces
+  ** it (ChangeFeeds.md says so; set a hook with a context instead). */
+  sqlite3_preupdate_hook(db, nullContextHook, 0);
+  expect(exec(db, "INSERT INTO t(v) VALUES ('g')")==SQLITE_OK, "a NULL-context hook set between transactions is not seen");
+  nNullContextCalls = 0;
+  exec(db, "CREATE TABLE other(x); INSERT INTO other VALUES (1);");
+  expect(sqlite3_preupdate_hook(db, 0, 0)==0 && nNullContextCalls==0,
+         "and it was replaced: the documented limit");
   sqlite3_close(db);
 }
 
@@ -672,6 +726,7 @@ void runCaptureTests(void){
   int nTransaction = zCount ? atoi(zCount) : 1500;
   testAnotherHookFailsLoudly();
   testSessionsBesideAFeed();
+  testNullContextHooks();
   testWithoutRowidOldValuesAreExact();
   testStoredGeneratedColumns();
   testColumnAddedInTheTransaction();

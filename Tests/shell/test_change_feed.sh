@@ -294,7 +294,8 @@ check "sqlitetriggers_change_feed_sql gives the statements the installer runs" \
   "$T
 SELECT sqlitetriggers_change_feed_sql('t', 'keys');
 SELECT sqlitetriggers_change_feed_sql('t', 'off');" \
-  "CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_insert\" BEFORE INSERT ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'insert'); END;
+  "CREATE TEMP TABLE IF NOT EXISTS \"sqlitetriggers_hook_probe\" AS SELECT zeroblob(1) AS b;
+CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_insert\" BEFORE INSERT ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'insert'); END;
 CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_update\" BEFORE UPDATE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'update'); END;
 CREATE TEMP TRIGGER \"sqlitetriggers_changes_t_delete\" BEFORE DELETE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT sqlitetriggers_change_capture('t', 'keys', 'delete'); END;
 
@@ -448,6 +449,38 @@ SELECT sqlitetriggers_change_feed('u');"
     fail "a session beside a feed ($order): no crash, a loud failure, then the feed captures again" \
       "exit below 128, 'another preupdate hook is set', then [\"insert\",2,2]" "exit $status: $out"
   fi
+done
+
+# A session opened, and even closed again, inside a captured transaction
+# takes the hook and gives back an empty slot, which looks like ours (both
+# have a NULL context): the commit's probe finds that ours no longer runs,
+# and the COMMIT fails instead of losing the changes made meanwhile.
+for closing in closed open; do
+  if [ $closing = closed ]; then close_it=".session s1 close"; else close_it=""; fi
+  out=$(printf '.load %s
+CREATE TABLE t(id INTEGER PRIMARY KEY, v);
+SELECT sqlitetriggers_change_feed('"'t'"');
+BEGIN;
+INSERT INTO t VALUES (1, '"'a'"');
+.session open main s1
+.session s1 attach t
+INSERT INTO t VALUES (2, '"'b'"');
+%s
+INSERT INTO t VALUES (3, '"'c'"');
+COMMIT;
+SELECT count(*) FROM swift_callback_log;
+SELECT count(*) FROM t;
+INSERT INTO t VALUES (4, '"'d'"');
+SELECT group_concat(args) FROM swift_callback_log;
+' \
+        "$EXT" "$close_it" | "$SQLITE3" -batch :memory: 2>&1)
+  if [ $closing = closed ]; then after='["insert",4,4,"d"]'; else after=""; fi
+  case $out in
+    *"change capture: this connection's preupdate hook was replaced or cleared during the transaction"*"0"*"0"*"$after")
+      pass "a session $closing inside a captured transaction fails its COMMIT" ;;
+    *) fail "a session opened (and $closing) inside a captured transaction fails its COMMIT, naming the hook" \
+         "the COMMIT fails naming the hook, nothing logged, nothing kept, then $after" "$out" ;;
+  esac
 done
 
 # Values as the table holds them, type for type.  An integral REAL in a
