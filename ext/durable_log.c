@@ -24,7 +24,9 @@
 **       UNIQUE constraint, which the write deletes if it replaces: see the
 **       probes below).  rowKey: the row's primary key, the column's value for a
 **       one-column key, json_array(...) of the key's columns in key order
-**       for a composite one (a blob in it as {"blob":"<lowercase hex>"}).  An update that changes the key is a delete of
+**       for a composite one (a blob in it as {"blob":"<lowercase hex>"},
+**       a REAL as {"real":[M,E]}, exactly M * 2^E: see appendExactReal()).
+**       An update that changes the key is a delete of
 **       the old key and an insert of the new.  tx: NULL (plain SQL cannot
 **       tell one transaction from the next; see TRANSACTIONS).
 **   sqlitetriggers_log_tables(id, tableName, keyColumns)
@@ -326,6 +328,39 @@ static void logTableClear(LogTable *pTab){
   memset(pTab, 0, sizeof(*pTab));
 }
 
+/*
+** {"real":[M,E]}, the REAL zAlias.zCol exactly as M * 2^E: M an integer
+** below 2^53 in magnitude, with the value's sign, and E from -1074 to 971;
+** 0.0 is [0,0], and +-Infinity [1,1024] and [-1,1024] (1 * 2^1024
+** overflows to it).  A decimal text cannot do: SQLite's printf() writes
+** other digits than the exact ones before 3.43 (and other digits in every
+** version), its text-to-REAL conversion rounds differently on a machine
+** without long double (arm64), so a key written by one writer would not
+** find its row, or group with the same key written by another.  M and E
+** are reached by multiplying by powers of two, which is exact: halving (or
+** doubling) until the value lies in [2^52, 2^53), by 2^32 at a time while
+** far away, or until E reaches -1074 (subnormals).  A recursive CTE, in
+** plain SQL, so that every writer (without the extension too) writes the
+** same text.
+*/
+static void appendExactReal(sqlite3_str *pOut, const char *zAlias, const char *zCol){
+  /* 2^52, 2^53, 2^53 * 2^32 and 2^32, as expressions SQLite evaluates
+  ** exactly (a long decimal literal would go through its conversion). */
+  static const char zFar[] = "(9007199254740992.0 * 4294967296)";
+  static const char zGoOn[] =
+      "v * 2 <> v AND (v >= 9007199254740992 OR (v < 4503599627370496 AND e > -1074))";
+  sqlite3_str_appendf(pOut,
+      "json_object('real', (WITH RECURSIVE s(v, e) AS (SELECT abs(%s.\"%w\"), 0 UNION ALL "
+      "SELECT CASE WHEN v >= %s THEN v * (1.0 / 4294967296) WHEN v >= 9007199254740992 THEN v * 0.5 "
+      "WHEN v < 1048576 AND e >= -1042 THEN v * 4294967296 ELSE v * 2 END, "
+      "CASE WHEN v >= %s THEN e + 32 WHEN v >= 9007199254740992 THEN e + 1 "
+      "WHEN v < 1048576 AND e >= -1042 THEN e - 32 ELSE e - 1 END "
+      "FROM s WHERE %s) "
+      "SELECT CASE WHEN v <> 0 AND v * 2 = v THEN json_array(sign(%s.\"%w\"), 1024) "
+      "ELSE json_array(CAST(v AS INTEGER) * sign(%s.\"%w\"), e) END FROM s WHERE NOT (%s)))",
+      zAlias, zCol, zFar, zFar, zGoOn, zAlias, zCol, zAlias, zCol, zGoOn);
+}
+
 /* The key of the row that zAlias (new, old, or a table alias) names. */
 static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
   int i;
@@ -334,17 +369,15 @@ static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlia
     return;
   }
   /* JSON holds no blob: a blob is {"blob":"<lowercase hex>"}, as in
-  ** swift_callback_log.  A REAL is written with 17 significant digits
-  ** (json_array() writes 15 before SQLite 3.44, which would not match the
-  ** row again). */
+  ** swift_callback_log.  Nor, exactly, a REAL: see appendExactReal(). */
   sqlite3_str_appendall(pOut, "json_array(");
   for(i=0; i<pTab->nKey; i++){
     const char *zCol = pTab->azKey[i];
     sqlite3_str_appendf(pOut, "%sCASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
-                        "lower(hex(%s.\"%w\"))) WHEN 'real' THEN CASE WHEN abs(%s.\"%w\") <= "
-                        "1.7976931348623157e308 THEN json(printf('%%!.17g', %s.\"%w\")) ELSE %s.\"%w\" END "
-                        "ELSE %s.\"%w\" END", i ? ", " : "",
-                        zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol);
+                        "lower(hex(%s.\"%w\"))) WHEN 'real' THEN ", i ? ", " : "",
+                        zAlias, zCol, zAlias, zCol);
+    appendExactReal(pOut, zAlias, zCol);
+    sqlite3_str_appendf(pOut, " ELSE %s.\"%w\" END", zAlias, zCol);
   }
   sqlite3_str_appendall(pOut, ")");
 }

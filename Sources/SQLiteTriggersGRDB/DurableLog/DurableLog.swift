@@ -503,13 +503,29 @@ struct DurableRowReader<Record> {
 
     /// One value per key column: a composite key is stored as a JSON
     /// array, a blob in it as `{"blob":"<hex>"}`.
+    /// M * 2^E, exactly (M is below 2^53 in magnitude); E = 1024 is an
+    /// infinity of M's sign.
+    static func exactReal(mantissa: Int64, exponent: Int) -> Double {
+        let sign: FloatingPointSign = mantissa < 0 ? .minus : .plus
+        if exponent == 1024 { return sign == .minus ? -.infinity : .infinity }
+        return Double(sign: sign, exponent: exponent, significand: Double(mantissa.magnitude))
+    }
+
     static func key(_ stored: DatabaseValue, columns: [String], in db: Database) throws -> [DatabaseValue] {
         guard columns.count > 1 else { return [stored] }
+        // A blob is {"blob":"<hex>"}; a REAL is {"real":[M,E]}, exactly
+        // M * 2^E (ext/durable_log.c), E = 1024 being an infinity.
         let values = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT value, CASE type WHEN 'object' THEN json_extract(value, '$.blob') END AS blob, type
+            SELECT value, type,
+              CASE type WHEN 'object' THEN json_extract(value, '$.blob') END AS blob,
+              CASE type WHEN 'object' THEN json_extract(value, '$.real[0]') END AS mantissa,
+              CASE type WHEN 'object' THEN json_extract(value, '$.real[1]') END AS exponent
             FROM json_each(?) ORDER BY key
             """), arguments: [stored]).map { row -> DatabaseValue in
             guard (row["type"] as String?) == "object" else { return row["value"] }
+            if let mantissa: Int64 = row["mantissa"], let exponent: Int = row["exponent"] {
+                return Self.exactReal(mantissa: mantissa, exponent: exponent).databaseValue
+            }
             guard let hex: String = row["blob"], let data = Data(lowercaseHex: hex) else { return .null }
             return data.databaseValue
         }

@@ -180,6 +180,36 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
                                               ["d2".databaseValue, 0.1.databaseValue]])
     }
 
+    /// REAL key values at the extremes come back bit for bit, and find
+    /// their rows: the largest finite double, infinities, subnormals,
+    /// zero, and large doubles whose 17-digit text used to miss its row.
+    @Test func extremeRealKeysFindTheirRows() throws {
+        let (pool, _, cleanup) = try makeFile()
+        defer { cleanup() }
+        var values: [Double] = [.greatestFiniteMagnitude, -.greatestFiniteMagnitude, .infinity, -.infinity,
+                                .leastNonzeroMagnitude, .leastNormalMagnitude, 0, -2.5, 1e120]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            values.append(Double(bitPattern: generator.next() & 0x7FEF_FFFF_FFFF_FFFF))   // finite, positive
+        }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE s(d INTEGER NOT NULL, ts REAL NOT NULL, PRIMARY KEY(d, ts))")
+            try db.installDurableLog(for: ["s"])
+            try db.startDurableConsumer("sync")
+            for (index, value) in values.enumerated() {
+                try db.execute(sql: "INSERT INTO s VALUES (?, ?)", arguments: [index, value])
+            }
+        }
+        let table = FeedTable("s") { row in row["ts"] as Double }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: table, limit: values.count) }
+        #expect(batch.changes.count == values.count)
+        for (change, value) in zip(batch.changes, values) {
+            let key = change.key.last.flatMap { Double.fromDatabaseValue($0) }
+            #expect(key?.bitPattern == value.bitPattern, "key of \(value)")
+            #expect(change.record?.bitPattern == value.bitPattern, "row of \(value)")
+        }
+    }
+
     /// Where a consumer starts, its state, the backlog cap, and `limit`.
     @Test func theConsumerAPIStartsReportsAndCaps() async throws {
         let (pool, _, cleanup) = try makeFile()
