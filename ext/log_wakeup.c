@@ -273,20 +273,21 @@ static int isRealDatabaseFile(sqlite3 *db, const char *zDb, const char **pzFile)
 /*
 ** At xSync of a transaction that stamped log rows: which databases they
 ** went to.  The stamp cannot tell (the log's triggers call it without a
-** name), so every database this transaction writes that holds a durable
-** log counts: a tool whose main database is another file, writing the
-** app's file through ATTACH, wakes the app's readers, not its own file's.
+** name), so every database this transaction writes counts: a tool whose
+** main database is another file, writing the app's file through ATTACH,
+** wakes the app's readers, not only its own file's.  A written file
+** without a log gets a wake-up its readers find nothing for, which costs
+** them a read; looking for the log here would cost every such commit a
+** query.
 */
 void sqlitetriggers_wakeup_prepare_commit(Connection *p){
   const char *zDb;
   int iDb;
   memset(p->aWakeupDb, 0, sizeof(p->aWakeupDb));
   for(iDb=0; (zDb = sqlite3_db_name(p->db, iDb))!=0 && iDb<(int)(8*sizeof(p->aWakeupDb)); iDb++){
-    if( iDb==1 || sqlite3_txn_state(p->db, zDb)!=SQLITE_TXN_WRITE ) continue;
-    if( sqlite3_table_column_metadata(p->db, zDb, "sqlitetriggers_log", 0, 0, 0, 0, 0, 0)!=SQLITE_OK ){
-      continue;
+    if( iDb!=1 && sqlite3_txn_state(p->db, zDb)==SQLITE_TXN_WRITE ){
+      p->aWakeupDb[iDb/8] |= (unsigned char)(1 << (iDb%8));
     }
-    p->aWakeupDb[iDb/8] |= (unsigned char)(1 << (iDb%8));
   }
 }
 

@@ -91,10 +91,39 @@ public struct TriggerRow<Table: TableDescription>: Sendable {
     }
 
     /// The row's rowid: the key touch triggers use, whatever the primary key.
-    public var rowid: TypedSQL<Int64> { TypedSQL(raw: "\(SQLQuoting.identifier(qualifier)).\"rowid\"") }
+    /// A column named `rowid` hides it; then it is `_rowid_` or `oid`, as
+    /// SQLite also names it (``TableDescription/rowidName``).
+    public var rowid: TypedSQL<Int64> {
+        TypedSQL(raw: "\(SQLQuoting.identifier(qualifier)).\(SQLQuoting.identifier(Table.rowidName ?? "rowid"))")
+    }
+}
+
+/// SQLite's names of the rowid, in the order they are tried.
+package enum RowidName {
+    /// The first of `rowid`, `_rowid_`, `oid` that no column takes (a
+    /// column of that name hides the rowid, in SQL and in a trigger's NEW
+    /// and OLD), or nil when the columns take all three.
+    package static func unhidden(by columns: [String]) -> String? {
+        let taken = Set(columns.map { $0.lowercased() })
+        return ["rowid", "_rowid_", "oid"].first { !taken.contains($0) }
+    }
 }
 
 extension TableDescription {
+    /// The name this table's rowid goes by in SQL, or nil when its columns
+    /// hide every name of it (then rows are found by the primary key).
+    public static var rowidName: String? { RowidName.unhidden(by: allColumns.map(\.name)) }
+
+    /// `WHERE` condition that finds the row a trigger's NEW names: by the
+    /// rowid, or by the primary key where columns hide the rowid.
+    static var newRowCondition: String {
+        if let rowid = rowidName.map(SQLQuoting.identifier) { return "\(rowid) = \"new\".\(rowid)" }
+        let key = allColumns.filter(\.isPrimaryKey).map { SQLQuoting.identifier($0.name) }
+        precondition(!key.isEmpty, "SQLiteTriggers: the columns of \(tableName) hide rowid, _rowid_ and oid, "
+                     + "and it declares no primary key: a touch trigger cannot find its row; rename a column")
+        return key.map { "\($0) = \"new\".\($0)" }.joined(separator: " AND ")
+    }
+
     /// The primary key column, from the description.
     static var primaryKeyColumn: (any AnyColumnDescription)? {
         allColumns.first { $0.isPrimaryKey }

@@ -87,7 +87,7 @@ extension TableDescription {
         let restore = columns.map { "\($0) = coalesce(\"new\".\($0), \"old\".\($0))" }.joined(separator: ", ")
         let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
             clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
-            body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \"rowid\" = \"new\".\"rowid\""])]))
+            body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \(newRowCondition)"])]))
         return TempTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
                                 firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
     }
@@ -161,6 +161,6 @@ extension TableDescription {
     static func touchStatement(_ assignments: ColumnAssignments<Self>) -> TriggerStatement {
         let differs = assignments.pairs.map { "\(SQLQuoting.identifier($0.column)) IS NOT \($0.operand)" }.joined(separator: " OR ")
         return TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(assignments.setList)",
-                                          "WHERE \"rowid\" = \"new\".\"rowid\" AND (\(differs))"])
+                                          "WHERE \(newRowCondition) AND (\(differs))"])
     }
 }

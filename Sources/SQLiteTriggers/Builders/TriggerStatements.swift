@@ -72,7 +72,8 @@ extension TableDescription {
         var assignments = ColumnAssignments<Self>()
         assign(&assignments)
         if assignments.pairs.isEmpty {
-            return TableInsert(conflict: conflict, columns: "(\"rowid\")", source: ["VALUES (NULL)"], isSelect: false)
+            let rowid = SQLQuoting.identifier(rowidName ?? "rowid")
+            return TableInsert(conflict: conflict, columns: "(\(rowid))", source: ["VALUES (NULL)"], isSelect: false)
         }
         return TableInsert(conflict: conflict, columns: "(\(assignments.columnList))", source: ["VALUES (\(assignments.valueList))"], isSelect: false)
     }

@@ -21,7 +21,8 @@ extension ChangeFeed {
         let columns = try liveColumns(db)
         let quotedTable = SQLQuoting.identifier(table)
         let hasRowID = try Bool.fetchOne(db, sql: "SELECT wr = 0 FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [table]) ?? true
-        func rowid(_ row: String) -> String { hasRowID ? "\"\(row)\".\"rowid\"" : "NULL" }
+        let rowidName = RowidName.unhidden(by: columns).map(SQLQuoting.identifier)
+        func rowid(_ row: String) -> String { hasRowID ? rowidName.map { "\"\(row)\".\($0)" } ?? "NULL" : "NULL" }
         func values(_ row: String) -> String { ([rowid(row)] + columns.map { "\"\(row)\".\(SQLQuoting.identifier($0))" }).joined(separator: ", ") }
         var triggers: [TempTrigger] = []
         func add(_ kind: String, _ clause: String, _ condition: String?, _ arguments: String) {

@@ -2,6 +2,7 @@ import Foundation
 import InlineSnapshotTesting
 import GRDB
 import SQLiteTriggersGRDB
+import SQLiteTriggersMacros
 import Testing
 
 /// A table for watching what trigger bodies do.
@@ -460,6 +461,38 @@ enum Weird: TableDescription {
             return try Row.fetchAll(db, sql: #"SELECT * FROM "order" ORDER BY "select""#).map { "\($0[0] as String) \($0[1] as Int)" }
         }
         #expect(rows == ["hi 1", "hi again 2"])
+    }
+
+    @TriggerTable("imports") struct Imported { var rowid: String; var title: String; var updatedAt: Date? }
+    @TriggerTable("hidden") struct AllHidden { let id: String; var rowid: Int; var _rowid_: Int; var oid: Int; var at: Date? }
+
+    /// A column named rowid hides the rowid: touch rules find their row by
+    /// `_rowid_` then, or by the primary key when every name is taken.
+    @Test func touchRulesOnTablesWhoseColumnsHideTheRowid() throws {
+        let touch = Imported.afterUpdateTouch(\.updatedAt)
+        #expect(touch.sql.contains(#"WHERE "_rowid_" = "new"."_rowid_""#))
+        let hidden = AllHidden.afterUpdateTouch(\.at)
+        #expect(hidden.sql.contains(#"WHERE "id" = "new"."id""#))
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        let rows = try dbQueue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE imports(rowid TEXT, title TEXT, updatedAt TEXT);
+                CREATE TABLE hidden(id TEXT PRIMARY KEY NOT NULL, rowid, _rowid_, oid, at TEXT);
+                """)
+            try touch.execute(db)
+            try hidden.execute(db)
+            try db.pinClock(to: Date(timeIntervalSince1970: 0))
+            // Two rows share the column "rowid": only the updated one is stamped.
+            try db.execute(sql: "INSERT INTO imports VALUES ('a', 'first', NULL), ('a', 'second', NULL)")
+            try db.execute(sql: "UPDATE imports SET title = 'first!' WHERE title = 'first'")
+            try db.execute(sql: "INSERT INTO hidden VALUES ('k', 1, 1, 1, NULL), ('l', 1, 1, 1, NULL)")
+            try db.execute(sql: "UPDATE hidden SET oid = 2 WHERE id = 'k'")
+            return try String.fetchAll(db, sql: """
+                SELECT title || ' ' || ifnull(updatedAt, '-') FROM imports
+                UNION ALL SELECT id || ' ' || ifnull(at, '-') FROM hidden
+                """)
+        }
+        #expect(rows == ["first! 1970-01-01 00:00:00.000", "second -", "k 1970-01-01 00:00:00.000", "l -"])
     }
 
     @Test func aClosureTouchWithACounterTerminatesUnderRecursiveTriggers() throws {
