@@ -426,13 +426,25 @@ done
 
 # Loading again inside a transaction (a helper that "makes sure the
 # extension is loaded") keeps the transaction's state: its events, its
-# exact and net feeds' changes, and the log's single stamp.
+# exact and net feeds' changes, and the log's single stamp.  (The exact
+# feed where the host gives extensions the preupdate hook.)
+if [ "$(sql "CREATE TABLE probe(id INTEGER PRIMARY KEY); SELECT sqlitetriggers_change_feed('probe');")" = rows ]; then
+  exact_feed="sqlitetriggers_change_feed('t', 'rows')"
+  exact_events="sqlitetriggers.changes.t|[\"insert\",1,1,\"a\"]
+added|[1]
+sqlitetriggers.changes.t|[\"insert\",2,2,\"b\"]
+added|[2]"
+else
+  exact_feed="'rows'"
+  exact_events="added|[1]
+added|[2]"
+fi
 check "loading again inside a transaction loses nothing of it" \
   "CREATE TABLE t(id INTEGER PRIMARY KEY, v);
 CREATE TABLE n(id INTEGER PRIMARY KEY, v);
 CREATE TABLE l(id INTEGER PRIMARY KEY, v);
 CREATE TEMP TRIGGER r AFTER INSERT ON t BEGIN SELECT swift_callback('added', new.id); END;
-SELECT sqlitetriggers_change_feed('t', 'rows'), sqlitetriggers_change_feed('n', 'net'), sqlitetriggers_log_install('l');
+SELECT $exact_feed, sqlitetriggers_change_feed('n', 'net'), sqlitetriggers_log_install('l');
 BEGIN;
 INSERT INTO t VALUES (1, 'a'); INSERT INTO n VALUES (1, 'a'); INSERT INTO l VALUES (1, 'a');
 .load $EXT
@@ -441,10 +453,7 @@ COMMIT;
 SELECT name, args FROM swift_callback_log ORDER BY seq;
 SELECT count(DISTINCT tx), count(*), min(tx) IS NOT NULL FROM sqlitetriggers_log;" \
   "rows|net|1
-sqlitetriggers.changes.t|[\"insert\",1,1,\"a\"]
-added|[1]
-sqlitetriggers.changes.t|[\"insert\",2,2,\"b\"]
-added|[2]
+$exact_events
 sqlitetriggers.changes.n|[\"insert\",1,1,\"a\"]
 sqlitetriggers.changes.n|[\"insert\",2,2,\"b\"]
 1|2|1"
