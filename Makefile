@@ -194,7 +194,7 @@ CREATE TEMP TRIGGER reminderCompleted AFTER UPDATE OF status ON reminders
   BEGIN SELECT swift_callback('reminderCompleted', new.id, new.title); END;
 BEGIN;
 UPDATE reminders SET status = 1;
-SELECT name, args FROM temp.swift_callback_pending;
+SELECT name, args FROM swift_callback_pending;
 ROLLBACK;
 SELECT count(*) AS "logged after ROLLBACK" FROM swift_callback_log;
 UPDATE reminders SET status = 1;

@@ -45,8 +45,8 @@
 **       table nothing of such a failure.
 **
 **       After-commit delivery stops, returning SQLITE_ABORT, when an
-**       observer closes the connection or registers the extension on it
-**       again; the events not yet delivered are dropped with the old state.
+**       observer closes the connection; the events not yet delivered are
+**       dropped with it.  Registering the extension again keeps them.
 **
 **   swift_callback_log (eponymous virtual table, read-only)
 **       SELECT seq, name, args, tx FROM swift_callback_log
@@ -64,8 +64,8 @@
 **       The log's memory grows as it fills, so a large N costs nothing
 **       until that many events committed.
 **
-**   temp.swift_callback_pending (virtual table)
-**       SELECT seq, name, args FROM temp.swift_callback_pending
+**   swift_callback_pending (eponymous virtual table)
+**       SELECT seq, name, args FROM swift_callback_pending
 **       The events of the open transaction, not yet committed (seq and tx
 **       NULL).
 **       Writes are refused: swift_callback() alone writes it, once per
@@ -73,7 +73,14 @@
 **       transaction.  From then on SQLite reports every savepoint, release,
 **       rollback and commit to it (xSavepoint, xRelease, xRollbackTo,
 **       xRollback, xSync, xCommit), with no commit, rollback or update hook,
-**       which GRDB owns.
+**       which GRDB owns.  It is eponymous, so that loading the extension
+**       makes no schema object (a TEMP table made later, inside the
+**       transaction that first needs it, would miss the savepoints already
+**       open: SQLite reports those only to tables that joined by a write).
+**       Being main's, the write that joins takes main's write lock: free
+**       for a trigger on a main table, whose write holds it already; a
+**       direct call, or a trigger on a TEMP or attached table, takes it as
+**       any write to main would (and waits on the busy handler).
 **
 **   swift_callback_batch (eponymous virtual table, read-only)
 **       SELECT seq, name, argc, arg1, ..., arg126, tx FROM swift_callback_batch
@@ -101,6 +108,8 @@
 #define NAME_ERROR \
   "swift_callback: the first argument must be the callback's name (text)"
 
+#define ENLIST_SQL "INSERT OR IGNORE INTO main.swift_callback_pending(name) VALUES (NULL)"
+
 /* Joins the transaction with our nested INSERT (see the top of the
 ** file).  SQLITE_OK, or an error code with *pzErr (sqlite3_free it) saying
 ** why; SQLITE_READONLY when the connection can never commit here. */
@@ -123,16 +132,23 @@ static int enlistOrExplain(Connection *p, char **pzErr){
   ** by this statement's end; a trigger's statement sets it again at its
   ** own end, so only a top-level SELECT swift_callback(...) shows it. */
   lastRowid = sqlite3_last_insert_rowid(p->db);
-  rc = sqlite3_prepare_v2(p->db,
-      "INSERT OR IGNORE INTO temp.swift_callback_pending(name) VALUES (NULL)",
-      -1, &pStmt, 0);
+  rc = sqlite3_prepare_v2(p->db, ENLIST_SQL, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
     p->pCallbacks->isEnlisting = 1;
+    p->pCallbacks->hasBegun = 0;
     rc = sqlite3_step(pStmt);
     p->pCallbacks->isEnlisting = 0;
     rc = sqlite3_finalize(pStmt);
   }
   sqlite3_set_last_insert_rowid(p->db, lastRowid);
+  if( rc==SQLITE_OK && !p->pCallbacks->hasBegun ){
+    /* The INSERT went to a table of that name in main, which hides the
+    ** eponymous one (the schema guard names such a table first). */
+    *pzErr = sqlite3_mprintf("swift_callback: main.swift_callback_pending is not the "
+                             "extension's table, and events could not join the transaction: "
+                             "drop or rename it");
+    return SQLITE_ERROR;
+  }
   if( rc!=SQLITE_OK ){
     *pzErr = (rc & 0xff)==SQLITE_READONLY
       ? sqlite3_mprintf("swift_callback: cannot record an event on a "
@@ -372,9 +388,6 @@ static void logCapacityFunc(sqlite3_context *ctx, int argc,
 int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int isNew){
   int rc = SQLITE_OK;
   if( isNew ){
-    /* A table left by a state that is gone (its modules were replaced). */
-    rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.swift_callback_pending", 0, 0, 0);
-    if( rc!=SQLITE_OK ) return rc;
     p->nRef += 2;
     rc = sqlite3_create_module_v2(db, "swift_callback_log", &sqlitetriggers_log_module, p,
                                   sqlitetriggers_connection_release);
@@ -397,10 +410,6 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int i
   if( rc==SQLITE_OK ){
     rc = sqlitetriggers_connection_create_function(db, "swift_callback_log_capacity", -1,
                                   SQLITE_DIRECTONLY, p, logCapacityFunc);
-  }
-  if( rc==SQLITE_OK && isNew ){
-    rc = sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.swift_callback_pending"
-                          " USING swift_callback_pending", 0, 0, 0);
   }
   return rc;
 }

@@ -7,7 +7,7 @@
 **                          accessors of the C API, growable event lists
 **   callback_transaction.c per-connection state, commit, rollback and
 **                          savepoints, the log ring
-**   callback_tables.c      swift_callback_log and temp.swift_callback_pending
+**   callback_tables.c      swift_callback_log and swift_callback_pending
 **   callback_batch.c       swift_callback_batch
 **   callback_delivery.c    observers and their C API, immediate dispatch,
 **                          after-commit delivery
@@ -110,6 +110,7 @@ struct CallbackState {
   const char *zSpoiledReason; /* why, a static string */
   int spoiledRc;              /* and the COMMIT's error code */
   int isEnlisting;            /* our own INSERT is running */
+  int hasBegun;               /* xBegin came during that INSERT */
   EventList queue;            /* committed, not yet delivered */
   int isDelivering;
   /* The batch observer being called, and the round of the queue it reads
@@ -141,7 +142,7 @@ void sqlitetriggers_savepoint_rollback_to(CallbackState *pState, int iLevel);
 
 /* ---- the virtual tables (callback_tables.c, callback_batch.c) ---------- */
 
-/* The columns of swift_callback_log and temp.swift_callback_pending. */
+/* The columns of swift_callback_log and swift_callback_pending. */
 #define EVENT_COLUMN_SEQ   0
 #define EVENT_COLUMN_NAME  1
 #define EVENT_COLUMN_ARGS  2

@@ -1,5 +1,5 @@
 /*
-** callback_tables.c: swift_callback_log and temp.swift_callback_pending
+** callback_tables.c: swift_callback_log and swift_callback_pending
 ** (their specification is at the top of callback.c).
 **
 ** Both read the connection's events with one cursor; the pending table is
@@ -59,35 +59,10 @@ static int pendingConnect(sqlite3 *db, void *pAux, int argc,
   return rc;
 }
 
-/* A distinct xCreate keeps the pending module from being eponymous; only
-** the table swift_callback() writes may exist. */
-static int pendingCreate(sqlite3 *db, void *pAux, int argc,
-                         const char *const*argv, sqlite3_vtab **ppVtab,
-                         char **pzErr){
-  if( argc<3 || sqlite3_stricmp(argv[1], "temp")!=0
-   || sqlite3_stricmp(argv[2], "swift_callback_pending")!=0 ){
-    *pzErr = sqlite3_mprintf("swift_callback_pending: only "
-                             "temp.swift_callback_pending may use this module");
-    return SQLITE_ERROR;
-  }
-  return pendingConnect(db, pAux, argc, argv, ppVtab, pzErr);
-}
-
 int sqlitetriggers_event_table_disconnect(sqlite3_vtab *pVtab){
   sqlite3_free(pVtab->zErrMsg);    /* one SQLite did not take */
   sqlite3_free(pVtab);
   return SQLITE_OK;
-}
-
-/* Dropping the table would leave swift_callback() unable to join
-** transactions (a ROLLBACK brings back the schema, not the table's state):
-** only a newer registration on the connection, replacing it, may drop it.
-** SQLite neither reads nor frees an xDestroy's zErrMsg, so the refusal
-** sets none (the DROP fails with "SQL logic error"). */
-static int pendingDestroy(sqlite3_vtab *pVtab){
-  EventTable *pTab = (EventTable*)pVtab;
-  if( sqlitetriggers_connection_find(pTab->p->db)==pTab->p ) return SQLITE_ERROR;
-  return sqlitetriggers_event_table_disconnect(pVtab);
 }
 
 int sqlitetriggers_event_table_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
@@ -289,6 +264,7 @@ CallbackState *sqlitetriggers_table_state(sqlite3_vtab *pVtab){
 
 static int pendingBegin(sqlite3_vtab *pVtab){
   sqlitetriggers_table_state(pVtab)->isEnlisted = 1;
+  sqlitetriggers_table_state(pVtab)->hasBegun = 1;
   return SQLITE_OK;
 }
 static int pendingSync(sqlite3_vtab *pVtab){
@@ -360,11 +336,10 @@ const sqlite3_module sqlitetriggers_log_module = {
 
 const sqlite3_module sqlitetriggers_pending_module = {
   .iVersion    = 2,   /* savepoints */
-  .xCreate     = pendingCreate,
+  .xCreate     = 0,   /* eponymous only (callback.c says why) */
   .xConnect    = pendingConnect,
   .xBestIndex  = sqlitetriggers_event_table_best_index,
   .xDisconnect = sqlitetriggers_event_table_disconnect,
-  .xDestroy    = pendingDestroy,
   .xOpen       = eventCursorOpen,
   .xClose      = eventCursorClose,
   .xFilter     = eventCursorFilter,

@@ -270,23 +270,44 @@ static int isRealDatabaseFile(sqlite3 *db, const char *zDb, const char **pzFile)
   return 1;
 }
 
+/* 1 when database zDb holds a durable log (or cannot be read: then a
+** wake-up is the safe guess). */
+static int holdsDurableLog(sqlite3 *db, const char *zDb){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type = 'table'"
+                               " AND name = 'sqlitetriggers_log'", zDb);
+  int holds = 1;
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    holds = sqlite3_step(pStmt)==SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return holds;
+}
+
 /*
 ** At xSync of a transaction that stamped log rows: which databases they
 ** went to.  The stamp cannot tell (the log's triggers call it without a
-** name), so every database this transaction writes counts: a tool whose
-** main database is another file, writing the app's file through ATTACH,
-** wakes the app's readers, not only its own file's.  A written file
-** without a log gets a wake-up its readers find nothing for, which costs
-** them a read; looking for the log here would cost every such commit a
-** query.
+** name), so: the one database this transaction writes (the common case,
+** with no lookup), or, when it writes several, each of them that holds a
+** durable log.  A tool whose main database is another file, writing the
+** app's file through ATTACH, wakes the app's readers (its own main is
+** written too, by swift_callback_pending's join, but holds no log).
 */
 void sqlitetriggers_wakeup_prepare_commit(Connection *p){
   const char *zDb;
-  int iDb;
+  int iDb, nWritten = 0;
   memset(p->aWakeupDb, 0, sizeof(p->aWakeupDb));
   for(iDb=0; (zDb = sqlite3_db_name(p->db, iDb))!=0 && iDb<(int)(8*sizeof(p->aWakeupDb)); iDb++){
     if( iDb!=1 && sqlite3_txn_state(p->db, zDb)==SQLITE_TXN_WRITE ){
       p->aWakeupDb[iDb/8] |= (unsigned char)(1 << (iDb%8));
+      nWritten++;
+    }
+  }
+  for(iDb=0; nWritten>1 && (zDb = sqlite3_db_name(p->db, iDb))!=0
+             && iDb<(int)(8*sizeof(p->aWakeupDb)); iDb++){
+    if( (p->aWakeupDb[iDb/8] & (1 << (iDb%8))) && !holdsDurableLog(p->db, zDb) ){
+      p->aWakeupDb[iDb/8] &= (unsigned char)~(1 << (iDb%8));
     }
   }
 }

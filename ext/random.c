@@ -306,6 +306,15 @@ static void readKernelEntropy(unsigned char aSeed[32]){
 #endif
 }
 
+/* A pool keyed from the kernel at its first use, not now: a connection
+** that never calls uuid() costs no entropy read (registration does no I/O).
+** No fork generation is UINT64_MAX, so randomPoolBytes() keys it first. */
+void sqlitetriggers_random_pool_key_later(RandomPool *pPool){
+  memset(pPool, 0, sizeof(*pPool));
+  pPool->iNext = (int)sizeof(pPool->aBuf);
+  pPool->forkGeneration = UINT64_MAX;
+}
+
 void sqlitetriggers_random_pool_key_from_kernel(RandomPool *pPool){
   unsigned char aSeed[32];
   int i;

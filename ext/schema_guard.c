@@ -15,33 +15,37 @@
 **
 ** So a schema that names one of these functions as a function call, in any
 ** object of any attached database other than TEMP (the app's own), makes
-** registration fail, and makes every call of a guarded function fail, with
-** an error naming the database, the object and the function:
+** every call of a guarded function fail, with an error naming the
+** database, the object and the function:
 **
 **   swift_callback: refused: index "ix" in database "main" calls
 **   swift_callback(); a database file must never reach this function
 **   (drop the object, or move it to the TEMP schema)
 **
-** Likewise a table or view named swift_callback_log or swift_callback_batch,
-** in any schema, TEMP too: SQLite looks a name up in the schemas before it
-** tries an eponymous virtual table, so such an object would hide the
-** extension's own table, and a host reading it (a change feed decoding a
-** batch) would read the file's rows as events:
+** Likewise a table or view named swift_callback_log, swift_callback_batch
+** or swift_callback_pending, in any schema, TEMP too: SQLite looks a name
+** up in the schemas before it tries an eponymous virtual table, so such an
+** object would hide the extension's own table, and a host reading it (a
+** change feed decoding a batch) would read the file's rows as events:
 **
 **   swift_callback: refused: table "swift_callback_batch" in database
 **   "main" hides the extension's own swift_callback_batch table (rename or
 **   drop it)
 **
+** Registration reads no schema (sqlitetriggers.c): the guard runs at the
+** calls.  No guarded function can take effect before its first call, and
+** every call is checked: swift_callback() and the capture once per
+** transaction, when they join it (no file can be attached, and no other
+** connection can change a schema, inside a transaction of this one; and a
+** hostile schema refuses the very call that would join), the controls and
+** the installers on every call.  So whenever the file was opened, attached
+** or changed by another connection, its schema never reaches them.
+**
 ** A check that passes is remembered with the schema's signature: every
 ** database's name and schema_version, and the memory its parsed schema
 ** takes.  A call whose signature is the same skips the scan (a few cheap
 ** PRAGMAs instead of a query per database, which made the first event of
-** every transaction cost ten times the rest).
-**
-** Calls are checked because a file ATTACHed after registration is read
-** later.  swift_callback() and the capture check once per transaction,
-** when they join it (ATTACH is impossible inside a transaction); the
-** controls and the installers check on every call.  The durable log's
+** every transaction cost ten times the rest).  The durable log's
 ** stamp and its probes' kind (sqlite_compileoption_get(-7316) and (-7317),
 ** durable_log.c) are not guarded: the file's own triggers call them, and
 ** they only read.  The scan reads every row of sqlite_schema and judges
@@ -103,7 +107,9 @@ static const char *guardedName(const char *z, int n){
 /* Our table that an object of type zType named zName hides, or 0: a table
 ** or view of that name, in any case. */
 static const char *hiddenTable(const char *zType, const char *zName){
-  static const char *const azOurs[] = { "swift_callback_log", "swift_callback_batch" };
+  static const char *const azOurs[] = {
+    "swift_callback_log", "swift_callback_batch", "swift_callback_pending"
+  };
   int i;
   if( zType==0 || zName==0 || (strcmp(zType, "table")!=0 && strcmp(zType, "view")!=0) ) return 0;
   for(i=0; i<(int)(sizeof(azOurs)/sizeof(azOurs[0])); i++){

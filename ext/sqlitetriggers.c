@@ -12,7 +12,7 @@
 **   sqlitetriggers_change_feed(TABLE, MODE)                       change_feed.c
 **   sqlitetriggers_log_install(TABLE), _uninstall(TABLE), _check() durable_log.c
 **   swift_callback(NAME, ...), swift_callback_log_capacity(N), the tables
-**   swift_callback_log and temp.swift_callback_pending          callback.c
+**   swift_callback_log and swift_callback_pending          callback.c
 **
 ** and the test controls (controls.c).  The sources: sqlitetriggers_internal.h
 ** lists what they share; callback_internal.h lists the callback_*.c files.
@@ -43,7 +43,7 @@ static Connection *connectionCreate(sqlite3 *db){
     return 0;
   }
   p->db = db;
-  sqlitetriggers_random_pool_key_from_kernel(&p->random);
+  sqlitetriggers_random_pool_key_later(&p->random);
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
     p->pVfs = sqlite3_vfs_find(0);
@@ -183,7 +183,6 @@ int sqlitetriggers_connection_create_function(sqlite3 *db, const char *zName, in
 
 int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
   Connection *p, *pOld;
-  char *zErr = 0;
   int rc;
   if( pzErrMsg ) *pzErrMsg = 0;
 #ifndef SQLITE_CORE
@@ -206,12 +205,12 @@ int sqlitetriggers_register_v2(sqlite3 *db, char **pzErrMsg){
     return SQLITE_ERROR;
   }
   sqlitetriggers_random_init_once();
-  /* Before any function exists (see schema_guard.c). */
-  rc = sqlitetriggers_schema_guard(db, "sqlitetriggers", &zErr);
-  if( rc!=SQLITE_OK ){
-    if( pzErrMsg ) *pzErrMsg = zErr; else sqlite3_free(zErr);
-    return rc;
-  }
+  /* Registration touches no database: no schema read, no TEMP object, no
+  ** lock, nothing that can fail because of the file (it may be locked,
+  ** encrypted and not yet keyed, or not a database at all, and a new one's
+  ** encoding is not yet chosen).  What needs the schema happens at the first
+  ** call that needs it, inside that statement: the schema guard
+  ** (schema_guard.c), the pending table (callback.c). */
   /* Registering again (a helper that "makes sure the extension is
   ** loaded", inside a transaction too) keeps the connection's state: the
   ** transaction's events, captures and log stamp, observers, clock and

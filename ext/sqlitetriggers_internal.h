@@ -63,11 +63,13 @@ struct RandomPool {
   uint32_t key[8];
   unsigned char aBuf[1024];   /* keystream; consumed bytes are zeroed */
   int iNext;                  /* next unread byte of aBuf */
-  uint64_t forkGeneration;    /* of the kernel key; 0 when seeded */
+  uint64_t forkGeneration;    /* of the kernel key; 0 when seeded,
+                              ** UINT64_MAX until keyed (key_later) */
 };
 extern _Atomic uint64_t sqlitetriggers_random_fork_generation;
 void sqlitetriggers_random_init_once(void);
 uint32_t sqlitetriggers_load_le32(const unsigned char *p);
+void sqlitetriggers_random_pool_key_later(RandomPool *pPool);
 void sqlitetriggers_random_pool_key_from_kernel(RandomPool *pPool);
 void sqlitetriggers_random_pool_seed(RandomPool *pPool, sqlite3_int64 seed);
 void sqlitetriggers_random_pool_refill(RandomPool *pPool);
@@ -79,7 +81,9 @@ void sqlitetriggers_chacha20_block(const uint32_t key[8], const uint32_t input[4
 /*
 ** n (at most 64) bytes of pPool's keystream.  Inline so that the copies
 ** of a constant n compile to a few moves: this runs once per uuid().  A
-** kernel-keyed pool rekeys first when the process has forked since.
+** kernel-keyed pool rekeys first when the process has forked since, and a
+** pool not keyed yet keys itself (both: its generation is not the
+** process's).
 */
 static inline void randomPoolBytes(RandomPool *pPool, unsigned char *aOut,
                                    int n){

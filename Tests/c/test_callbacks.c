@@ -712,12 +712,12 @@ static void testRefusedDropLeaksNothing(void){
   exec(db, "CREATE TABLE t(v); CREATE TEMP TRIGGER t_ai AFTER INSERT ON t"
            " BEGIN SELECT swift_callback('ins', new.v); END;");
   for(i=0; i<3; i++){
-    nRefused += exec(db, "DROP TABLE temp.swift_callback_pending")==SQLITE_ERROR;
+    nRefused += exec(db, "DROP TABLE swift_callback_pending")==SQLITE_ERROR;
   }
   exec(db, "INSERT INTO t VALUES ('after')");
   queryText(db, "SELECT group_concat(args) FROM swift_callback_log", zLog);
   expect(nRefused==3 && strcmp(zLog, "[\"after\"]")==0,
-         "a refused DROP of temp.swift_callback_pending leaves the table working");
+         "a refused DROP of swift_callback_pending leaves the table working");
   sqlite3_close(db);
 }
 

@@ -413,7 +413,46 @@ static void testHostUuidv7SharesSqlOrder(void){
   sqlite3_close(db);
 }
 
+/* Registration touches no database: the schema is not even parsed (SQLite
+** reads it at the first statement), no TEMP schema exists, no transaction
+** is open, and the file need not be a database at all. */
+static void testRegistrationTouchesNoDatabase(void){
+  const char *zPath = "build/test_c_registration.sqlite";
+  sqlite3 *db = 0;
+  FILE *pGunk;
+  int nUsed = -1, nHighwater = 0;
+  remove(zPath);
+  sqlite3_open(zPath, &db);
+  exec(db, "CREATE TABLE t(x); CREATE INDEX tx ON t(x);");
+  sqlite3_close(db);
+  db = 0;
+  sqlite3_open(zPath, &db);
+  expect(sqlitetriggers_register(db)==SQLITE_OK, "registration on a file with a schema");
+  sqlite3_db_status(db, SQLITE_DBSTATUS_SCHEMA_USED, &nUsed, &nHighwater, 0);
+  expect(nUsed==0, "registration parses no schema");
+  expect(sqlite3_txn_state(db, 0)==SQLITE_TXN_NONE, "registration leaves no transaction open");
+  expect(sqlite3_db_name(db, 1)==0 || sqlite3_txn_state(db, "temp")==SQLITE_TXN_NONE,
+         "registration opens no TEMP transaction");
+  sqlite3_close(db);
+  remove(zPath);
+
+  pGunk = fopen(zPath, "wb");
+  if( pGunk ){
+    int i;
+    for(i=0; i<8192; i++) fputc('A', pGunk);
+    fclose(pGunk);
+  }
+  db = 0;
+  sqlite3_open(zPath, &db);
+  expect(sqlitetriggers_register(db)==SQLITE_OK, "registration on a file that is not a database succeeds");
+  expect(exec(db, "SELECT count(*) FROM sqlite_schema")==SQLITE_NOTADB,
+         "its first query fails as SQLite's own: SQLITE_NOTADB");
+  sqlite3_close(db);
+  remove(zPath);
+}
+
 void runExtensionTests(void){
+  testRegistrationTouchesNoDatabase();
   testHostUuidv7SharesSqlOrder();
   testChaCha20KnownAnswers();
   testUuidv7AcrossThreads();

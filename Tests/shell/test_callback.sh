@@ -18,10 +18,10 @@ check "BEGIN/COMMIT: pending until the commit, logged after it" \
 BEGIN;
 INSERT INTO t(v) VALUES ('a'), ('b');
 SELECT count(*) FROM swift_callback_log;
-SELECT quote(seq), name, args FROM temp.swift_callback_pending;
+SELECT quote(seq), name, args FROM swift_callback_pending;
 COMMIT;
 $LOG
-SELECT count(*) FROM temp.swift_callback_pending;" \
+SELECT count(*) FROM swift_callback_pending;" \
   "0
 NULL|inserted|[\"a\"]
 NULL|inserted|[\"b\"]
@@ -251,11 +251,11 @@ INSERT INTO main.t VALUES (3);
 $LOG" \
   "1 temp trigger [3]" "$db"
 
-check "temp.swift_callback_pending is written by swift_callback() only" \
-  "INSERT INTO temp.swift_callback_pending(name) VALUES ('forged');
+check "swift_callback_pending is written by swift_callback() only, and is the only table of its module" \
+  "INSERT INTO swift_callback_pending(name) VALUES ('forged');
 CREATE VIRTUAL TABLE temp.other USING swift_callback_pending;" \
   "Runtime error near line 2: swift_callback_pending is read-only: swift_callback() records events
-Runtime error near line 3: swift_callback_pending: only temp.swift_callback_pending may use this module"
+Runtime error near line 3: no such module: swift_callback_pending"
 
 check "the log keeps the newest events up to its capacity" \
   "SELECT swift_callback_log_capacity();
@@ -335,17 +335,17 @@ check_same "on a read-only connection swift_callback() fails instead of losing t
   "Runtime error near line 2: swift_callback: cannot record an event on a read-only connection: events are delivered after commit, and it never commits (8)
 0"
 
-check "temp.swift_callback_pending cannot be dropped, in or out of a transaction" \
+check "swift_callback_pending cannot be dropped, in or out of a transaction" \
   "$SCHEMA
-DROP TABLE temp.swift_callback_pending;
+DROP TABLE swift_callback_pending;
 BEGIN;
 INSERT INTO t(v) VALUES ('kept');
-DROP TABLE temp.swift_callback_pending;
+DROP TABLE swift_callback_pending;
 ROLLBACK;
 INSERT INTO t(v) VALUES ('after');
 $LOG" \
-  "Runtime error near line 4: SQL logic error
-Runtime error near line 7: SQL logic error
+  "Parse error near line 4: table swift_callback_pending may not be dropped
+Parse error near line 7: table swift_callback_pending may not be dropped
 1 inserted [\"after\"]"
 
 check "loading again replaces the pending table" \

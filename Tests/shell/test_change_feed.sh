@@ -328,7 +328,7 @@ BEGIN; INSERT INTO t(v) VALUES ('a'), ('b'); COMMIT;
 BEGIN; INSERT INTO t(v) VALUES ('x'); ROLLBACK;
 UPDATE t SET n = 1;
 SELECT seq, tx, json_extract(args, '\$[0]') FROM swift_callback_log;
-SELECT count(*) FROM temp.swift_callback_pending WHERE tx IS NOT NULL;" \
+SELECT count(*) FROM swift_callback_pending WHERE tx IS NOT NULL;" \
   "rows
 1|1|insert
 2|1|insert

@@ -61,6 +61,19 @@ clock pinned: 0
 seeded: 0$FEED_UNCHANGED
 log triggers: 3"
 
+# With the hostile file as main, the app's own installs are refused too,
+# and so is reading the capacity: what is left to look at.
+EFFECTS_MAIN="SELECT 'events logged: ' || count(*) FROM swift_callback_log;
+SELECT 'clock pinned: ' || (datetime_subsec() < '2010');
+SELECT 'seeded: ' || (uuid() = '5d2d08f0-a14e-4f5e-b06c-5cfe32938cfa');
+SELECT 'feed: ' || ifnull(sqlitetriggers_change_feed_mode('notes'), 'off');
+SELECT 'log triggers: ' || count(*) FROM main.sqlite_schema WHERE name GLOB 'sqlitetriggers_log_[0-9]*';"
+NO_EFFECTS_MAIN="events logged: 0
+clock pinned: 0
+seeded: 0
+feed: off
+log triggers: 0"
+
 # The calls a file might make, one per guarded function.
 CALLS=("swift_callback('evil', COL)"
        "swift_callback_log_capacity(0 * COL)"
@@ -77,14 +90,28 @@ for kind in view trigger default check generated expression-index partial-index;
     for trusted in ON OFF; do
       db=$(hostile_db "$kind" "$call")
       for order in read-then-load load-then-read; do
-        # The file as main: loading refuses, naming the object.
+        # The file as main: loading reads nothing and succeeds; every call
+        # of a guarded function, the file's and the app's own, is refused
+        # while the file is open, naming the object, and nothing takes
+        # effect.  read-then-load: SQLite parsed the schema before the
+        # functions existed, and accepted the unknown names in it.
         pre=""; [ $order = read-then-load ] && pre="SELECT count(*) FROM sqlite_schema;"
-        out=$(printf '%s\nPRAGMA trusted_schema = %s;\n.load %s\n' "$pre" "$trusted" "$EXT" |
-              "$SQLITE3" -batch "$db" 2>&1)
-        case $out in
-          *"refused: "*" in database \"main\" calls $fn();"*) pass "main $kind $fn $trusted $order" ;;
-          *) fail "main $kind $fn trusted_schema=$trusted $order: .load refuses" "refused: ... calls $fn()" "$out" ;;
-        esac
+        out=$(printf '%s\nPRAGMA trusted_schema = %s;\n.load %s\n%s\n%s\n%s\n' "$pre" "$trusted" "$EXT" \
+                "CREATE TABLE notes(id INTEGER PRIMARY KEY, body); $FEED_ON_NOTES SELECT sqlitetriggers_log_install('notes');" \
+                "${TOUCH//DB/main}" "$EFFECTS_MAIN" | "$SQLITE3" -batch "$db" 2>&1)
+        # Where SQLite parses the schema after loading, it refuses the file
+        # itself (malformed schema): no statement runs, and so no effect.
+        if [[ $out != *"error during initialization"* ]] &&
+           { [[ $out == *"refused: "*" in database \"main\" calls $fn();"* ]] ||
+             [[ $out == *"unsafe use of $fn()"* ]] ||
+             [[ $out == *"non-deterministic functions prohibited"* ]]; } &&
+           [[ $out == *"clock pinned: 0"*"seeded: 0"* ]] &&
+           ! echo "$out" | grep -qE '^(events logged: [1-9]|feed: (rows|net|keys)|log triggers: [1-9])'; then
+          pass "main $kind $fn $trusted $order"
+        else
+          fail "main $kind $fn trusted_schema=$trusted $order: loads, then every guarded call is refused" \
+            "no initialization error, a refusal naming the object, then $NO_EFFECTS_MAIN" "$out"
+        fi
       done
       # The file attached after loading: every call from it is refused, and
       # nothing takes effect.
@@ -111,7 +138,8 @@ done
 for spelled in '"swift_callback"(a)' '[SWIFT_CALLBACK] /* c */ (a)' '`swift_callback`
 (a)'; do
   db=$(hostile_db expression-index "$spelled")
-  out=$(printf '.load %s\n' "$EXT" | "$SQLITE3" -batch "$db" 2>&1)
+  out=$(printf 'SELECT count(*) FROM sqlite_schema;\n.load %s\nSELECT swift_callback_log_capacity();\n' "$EXT" |
+        "$SQLITE3" -batch "$db" 2>&1)
   check_same "a quoted name in an index is still refused: $spelled" \
     "$(echo "$out" | grep -o 'index "ix" in database "main" calls swift_callback()')" \
     'index "ix" in database "main" calls swift_callback()'
@@ -145,10 +173,18 @@ ok|[1]"
 db=$(scratch_db)
 "$SQLITE3" "$db" "CREATE TABLE Swift_Callback_Batch(seq, name, argc, arg1);
   INSERT INTO Swift_Callback_Batch VALUES (1, 'x', 1, 'forged');"
-check "a file whose table hides swift_callback_batch is refused, naming the table" \
-  "SELECT 1;" \
-  "Error: error during initialization: sqlitetriggers: refused: table \"Swift_Callback_Batch\" in database \"main\" hides the extension's own swift_callback_batch table (rename or drop it)
-1" "$db"
+check "a file whose table hides swift_callback_batch loads, and every guarded call is refused, naming the table" \
+  "SELECT 1;
+SELECT swift_callback('x');
+SELECT count(*) FROM swift_callback_log;" \
+  "1
+Runtime error near line 3: swift_callback: refused: table \"Swift_Callback_Batch\" in database \"main\" hides the extension's own swift_callback_batch table (rename or drop it)
+0" "$db"
+db=$(scratch_db)
+"$SQLITE3" "$db" "CREATE TABLE swift_callback_pending(seq, name, args);"
+check "a file whose table hides swift_callback_pending: swift_callback refuses, naming it" \
+  "SELECT swift_callback('x');" \
+  "Runtime error near line 2: swift_callback: refused: table \"swift_callback_pending\" in database \"main\" hides the extension's own swift_callback_pending table (rename or drop it)" "$db"
 
 check "a TEMP view hiding swift_callback_log stops swift_callback, naming it" \
   "CREATE TEMP VIEW swift_callback_log AS SELECT 1 AS seq, 'forged' AS name, '[]' AS args;

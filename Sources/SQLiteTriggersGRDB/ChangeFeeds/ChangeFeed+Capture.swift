@@ -10,10 +10,7 @@ extension ChangeFeed {
         let table = tableName
         guard let name = try String.fetchOne(db, sql: """
             SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name = ? COLLATE NOCASE
-            """, arguments: [table]) else {
-            throw DatabaseError(resultCode: .SQLITE_ERROR, message:
-                "change feed of \"\(table)\": the table does not exist: run the migrations first, then observe")
-        }
+            """, arguments: [table]) else { throw missingTableError() }
         return name
     }
 

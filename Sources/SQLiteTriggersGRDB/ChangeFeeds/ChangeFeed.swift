@@ -94,6 +94,8 @@ public struct ChangeFeed<Record>: Sendable {
     /// The table's name, as the ``FeedTable`` observed says it: set when
     /// the feed starts (`bound(to:)`).
     var tableName = ""
+    /// ``FeedTable/nameOrigin``, for the error when the table is missing.
+    var tableNameOrigin: String?
     var inserts: String?? = .some(nil)
     var updates: String?? = .some(nil)
     var deletes: String?? = .some(nil)
@@ -199,13 +201,19 @@ extension ChangeFeed {
         mode == "keys" ? try keyColumns(db) : try liveColumns(db)
     }
 
+    /// The table does not exist: run the migrations first, or (for a name
+    /// that GRDB derived) name the table.
+    func missingTableError() -> DatabaseError {
+        let remedy = tableNameOrigin.map { "\"\(tableName)\" is \($0); or run the migrations first, then observe" }
+            ?? "run the migrations first, then observe"
+        return DatabaseError(resultCode: .SQLITE_ERROR,
+                             message: "change feed of \"\(tableName)\": the table does not exist: \(remedy)")
+    }
+
     /// The table's columns as `SELECT *` reads them, from the live schema.
     func liveColumns(_ db: Database) throws -> [String] {
         let table = tableName
-        guard try db.tableExists(table) else {
-            throw DatabaseError(resultCode: .SQLITE_ERROR, message:
-                "change feed of \"\(table)\": the table does not exist: run the migrations first, then observe")
-        }
+        guard try db.tableExists(table) else { throw missingTableError() }
         return try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden <> 1", arguments: [table])
     }
 

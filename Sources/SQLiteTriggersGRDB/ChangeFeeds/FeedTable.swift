@@ -21,6 +21,9 @@ public struct FeedTable<Record>: Sendable {
     /// The table's name in SQL, matched as SQLite matches names (any case).
     public let name: String
     let decode: @Sendable (Row) throws -> Record
+    /// Where `name` came from, when the caller did not write it: said when
+    /// no such table exists.
+    var nameOrigin: String?
 
     /// A table named `name` whose rows `decode` turns into records.
     public init(_ name: String, decode: @escaping @Sendable (Row) throws -> Record) {
@@ -38,6 +41,10 @@ extension FeedTable where Record: FetchableRecord & TableRecord {
     /// ```
     public init(_ record: Record.Type) {
         self.init(Record.databaseTableName) { row in try Record(row: row) }
+        nameOrigin = "the databaseTableName of \(Record.self), which GRDB derives from the type's name "
+            + "unless the record declares one; a model that is also a StructuredQueries @Table names its "
+            + "table otherwise: declare `static let databaseTableName` on it, or observe "
+            + "FeedTable(\"<table>\") { row in ... } with the table's name"
     }
 }
 
@@ -46,6 +53,7 @@ extension ChangeFeed {
     func bound(to table: FeedTable<Record>) -> ChangeFeed {
         var bound = self
         bound.tableName = table.name
+        bound.tableNameOrigin = table.nameOrigin
         return bound
     }
 }

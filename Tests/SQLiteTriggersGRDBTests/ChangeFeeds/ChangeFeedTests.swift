@@ -341,7 +341,7 @@ struct Replica<Record: Hashable> {
             // by its rowid alone); feedItems has a row feed too, so its one
             // capture holds every column, and its key feed reads the key.
             let argumentCounts = try Int.fetchAll(db, sql: """
-                SELECT json_array_length(args) FROM temp.swift_callback_pending WHERE args LIKE '["insert"%' ORDER BY rowid
+                SELECT json_array_length(args) FROM swift_callback_pending WHERE args LIKE '["insert"%' ORDER BY rowid
                 """)
             #expect(argumentCounts.sorted() == [2, 4, 8])
         }

@@ -171,6 +171,28 @@ import Testing
         #expect(changes.value == [.inserted("Home")])
     }
 
+    /// A model that is a StructuredQueries `@Table("reminders")` and a GRDB
+    /// record without `databaseTableName`: GRDB derives "sqReminder", and the
+    /// error names that name, where it came from, and both remedies.
+    struct SQReminder: Codable, FetchableRecord, PersistableRecord { var id: Int64; var title: String }
+
+    @Test func aDerivedTableNameThatMissesSaysWhereItCameFrom() throws {
+        let dbQueue = try makeQueue()
+        try dbQueue.write { db in try db.execute(sql: "CREATE TABLE reminders(id INTEGER PRIMARY KEY, title TEXT)") }
+        let error = try #require(throws: DatabaseError.self) {
+            try dbQueue.observeChanges(to: FeedTable(SQReminder.self), scheduling: .onWriterQueue) { _ in }
+        }
+        let message = error.message ?? ""
+        #expect(message.contains("change feed of \"sqReminder\": the table does not exist"), "\(message)")
+        #expect(message.contains("the databaseTableName of SQReminder"), "\(message)")
+        #expect(message.contains("static let databaseTableName"), "\(message)")
+        #expect(message.contains("FeedTable(\"<table>\")"), "\(message)")
+        // The remedy it names works.
+        let observation = try dbQueue.observeChanges(to: FeedTable("reminders") { row in row["title"] as String },
+                                                     scheduling: .onWriterQueue) { _ in }
+        observation.cancel()
+    }
+
     @Test func aMissingTableAndAnUndecodableRowAreReported() throws {
         let dbQueue = try makeQueue()
         let error = try #require(throws: DatabaseError.self) {

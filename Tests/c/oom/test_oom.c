@@ -281,7 +281,7 @@ static const char *const aCallbackSql[] = {
   "INSERT INTO t(v) VALUES ('f')",
   "RELEASE s2",
   "INSERT INTO t(v) VALUES ('b')",           /* fails: UNIQUE */
-  "SELECT name, args FROM temp.swift_callback_pending",
+  "SELECT name, args FROM swift_callback_pending",
   "COMMIT",
   "BEGIN",
   "INSERT INTO t(v) VALUES ('g')",
