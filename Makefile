@@ -36,7 +36,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-.PHONY: all test test-apple test-stages test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
+.PHONY: all test test-apple test-grdb test-stages test-arm64 test-32bit sanitize bench demo fuzz install uninstall clean help
 
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib
@@ -53,6 +53,7 @@ help:
 	@echo "make test-arm64 the C tests cross-compiled for arm64, under qemu (make test runs it)"
 	@echo "make test-32bit the C tests built for 32-bit x86 (make test runs it)"
 	@echo "make test-apple APPLE_SDKS=DIR  ext/ compiled and linked for iOS and macOS (make test runs it when APPLE_SDKS is set)"
+	@echo "make test-grdb  GRDB's own suite without and with the extension on every connection (about 10 minutes)"
 	@echo "make bench      benchmark table against peers (needs PyPI for sqlean.py)"
 	@echo "make demo       the main job: the Reminders demo in Swift, then in the sqlite3 shell"
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS each (default 600)"
@@ -148,7 +149,7 @@ APPLE_APSW := 3.39.4.0 3.43.2.0 3.51.0.0
 $(VENV)/.ready: | $(BUILD)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check \
-	  'apsw==3.54.1.0' 'sqlean.py==3.50.4.5'
+	  'apsw==3.54.1.0' 'sqlean.py==3.50.4.5' 'sqlcipher3-binary==0.6.0'
 	for version in $(APPLE_APSW); do \
 	  $(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps \
 	    --target $(BUILD)/apple-apsw/$$version "apsw==$$version" || exit 1; \
@@ -224,8 +225,18 @@ test:
 test-apple:
 	@bash Tests/apple/check.sh "$(APPLE_SDKS)"
 
+# Other projects' suites with the extension on every connection: a shim
+# that registers it with sqlite3_auto_extension() when preloaded
+# (Tests/neighbours/).  make test runs CPython's and apsw's; GRDB's, whose
+# build takes about ten minutes, runs by itself.
+$(BUILD)/autoload.so: Tests/neighbours/autoload.c | $(BUILD)
+	$(CC) -O2 $(WARN) -shared -fPIC -o $@ $< -lsqlite3 -ldl
+
+test-grdb: $(BUILD)/libsqlitetriggers.so $(BUILD)/autoload.so $(VENV)/.ready
+	@PYTHON=$(PYTHON) bash Tests/neighbours/grdb.sh
+
 test-stages: $(BUILD)/libsqlitetriggers.so $(BUILD)/test_c $(BUILD)/test_oom $(FUZZ_HARNESSES) $(VENV)/.ready \
-      $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c
+      $(BUILD)/sanitize/libsqlitetriggers.so $(BUILD)/sanitize/test_c $(BUILD)/autoload.so
 	@PYTHON=$(PYTHON) ASAN_RUNTIME=$(ASAN_RUNTIME) APPLE_SDKS=$(APPLE_SDKS) bash Tests/run_all.sh
 
 # The sqlite3 CLI is not instrumented, so the ASan runtime is preloaded for

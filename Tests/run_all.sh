@@ -101,6 +101,9 @@ stage oom env ASAN_OPTIONS=detect_leaks=1 build/test_oom
 stage sanitize bash Tests/sanitize.sh
 stage fuzz bash Tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-60}"
 stage python "${PYTHON:-python3}" Tests/python/run.py
+# CPython's test_sqlite3 and apsw's own suite, without and with the
+# extension on every connection: they must fail exactly the same tests.
+stage neighbours "${PYTHON:-python3}" Tests/neighbours/suites.py build/libsqlitetriggers.so cpython apsw
 stage processes processes_stage
 stage apple env PYTHON="${PYTHON:-python3}" bash Tests/python/apple_shell_suites.sh
 # Apple platforms: compiled and linked against the SDKs in APPLE_SDKS

@@ -12,6 +12,9 @@ the extension: every answer must be the same.
 3. PRAGMA encoding on a new database, set after loading, takes effect.
 4. TEMP stays empty: PRAGMA database_list lists main alone, and there is no
    TEMP schema to serialize.
+5. An encrypted database (SQLCipher, through the sqlcipher3-binary wheel
+   make installs in build/venv): the extension loaded before the key is
+   set, then the key, then every use.
 """
 import json
 import os
@@ -71,8 +74,53 @@ print(json.dumps(seen))
 """
 
 
+SQLCIPHER = r"""
+import json, os, sys
+import sqlcipher3
+library, how, path = sys.argv[1], sys.argv[2], sys.argv[3]
+maker = sqlcipher3.connect(path)
+maker.execute("PRAGMA key = 'secret'")
+maker.execute("CREATE TABLE t(x)")
+maker.execute("INSERT INTO t VALUES (1)")
+maker.commit()
+maker.close()
+seen = {}
+try:
+    db = sqlcipher3.connect(path, isolation_level=None)
+    if how == "load":
+        db.enable_load_extension(True)
+        db.load_extension(library)
+    db.execute("PRAGMA key = 'secret'")
+    seen["rows"] = db.execute("SELECT count(*) FROM t").fetchone()[0]
+    if how == "load":
+        db.execute("CREATE TEMP TRIGGER r AFTER INSERT ON t BEGIN SELECT swift_callback('added', new.x); END")
+        db.execute("INSERT INTO t VALUES (2)")
+        seen["events"] = [args for (args,) in db.execute("SELECT args FROM swift_callback_log")]
+except Exception as error:
+    seen["error"] = str(error)
+print(json.dumps(seen))
+"""
+
+
+def run_sqlcipher(folder):
+    import sys
+    results = {}
+    for how in ("none", "load"):
+        done = subprocess.run([sys.executable, "-c", SQLCIPHER, library_path(), how, os.path.join(folder, f"{how}.db")],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            check("SQLCipher: an encrypted database with the extension loaded before its key",
+                  [done.stderr.strip()[-600:]], 1)
+            return
+        results[how] = json.loads(done.stdout)
+    check("SQLCipher: loaded before the key is set, the extension lets the key open the file and works after",
+          [] if results["none"] == {"rows": 1} and results["load"] == {"rows": 1, "events": ["[2]"]}
+          else [json.dumps(results)], 1)
+
+
 def run():
     folder = tempfile.mkdtemp()
+    run_sqlcipher(folder)
     results = {}
     for how in ("none", "load", "auto"):
         sub = os.path.join(folder, how)
