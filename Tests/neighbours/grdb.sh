@@ -9,7 +9,7 @@ version=${GRDB_VERSION:-7.10.0}
 source=build/grdb/GRDB.swift
 if [ ! -d "$source" ]; then
   mkdir -p build/grdb
-  git clone --quiet --depth 1 --branch "$version" https://github.com/groue/GRDB.swift "$source"
+  git -c advice.detachedHead=false clone --quiet --branch "$version" https://github.com/groue/GRDB.swift "$source"
 fi
 swift build --build-tests --package-path "$source" 2>&1 | tail -n 2
 tests="$(swift build --show-bin-path --package-path "$source")/GRDBPackageTests.xctest"
