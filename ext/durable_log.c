@@ -52,12 +52,14 @@
 **       insert the change, and nothing else (a condition, such as "only
 **       while a consumer exists", costs every write a lookup).
 **     sqlitetriggers_log_N_replace: when T has UNIQUE constraints besides
-**       its key, BEFORE INSERT and BEFORE UPDATE triggers log the rows a
-**       write conflicts with.  With PRAGMA recursive_triggers OFF
-**       (SQLite's default) a row that REPLACE deletes fires no DELETE
-**       trigger; the probe logs it first, as kind 4.  With it ON the
-**       DELETE trigger logs that deletion after the probe, whose kind is
-**       then 5.  A writer tells which with the probe's kind expression,
+**       its key, or is a rowid table keyed by other columns (a REPLACE
+**       through the rowid deletes a row of another key), BEFORE INSERT and
+**       BEFORE UPDATE triggers log the rows a write conflicts with.  With
+**       PRAGMA recursive_triggers OFF (SQLite's default) a row that REPLACE
+**       deletes fires no DELETE trigger; the probe logs it first, as kind
+**       4.  With it ON the DELETE trigger logs that deletion after the
+**       probe, whose kind is then 5.  A writer tells which with the probe's
+**       kind expression,
 **           coalesce(sqlite_compileoption_get(-7317), 4)
 **       (see TRANSACTIONS): 5 on a connection with this extension and
 **       recursive_triggers ON, else 4.  When the write does not replace
@@ -240,6 +242,7 @@ static const char *const azShared[] = {
 ** fire DELETE triggers (recursive_triggers ON, known only to connections
 ** with this extension), else 4. */
 #define LOG_PROBE_MODE_ARGUMENT -7317
+
 #define LOG_PROBE_KIND_SQL "coalesce(sqlite_compileoption_get(" \
   LOG_QUOTE_VALUE(LOG_PROBE_MODE_ARGUMENT) "), 4)"
 
@@ -394,7 +397,7 @@ static void appendKeyChanged(sqlite3_str *pOut, const LogTable *pTab, const char
 /*
 ** One UNIQUE index's probes: the rows a write of new's values would
 ** conflict with, logged as deletes.  azCol/azColl: its columns and their
-** collations.  An update probes only when one of the columns changes, and
+** collations (azColl NULL: the rowid, which has none).  An update probes only when one of the columns changes, and
 ** never the row it updates.  zInsertGuard, when not NULL, is one more
 ** condition of the insert's probe.
 */
@@ -406,16 +409,18 @@ static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *co
     sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
     appendKey(pOut, pTab, "r");
     sqlite3_str_appendf(pOut, ", " LOG_STAMP_SQL " FROM \"%w\" AS r WHERE ", pTab->zName);
+    /* The guard first; no collation for the rowid (azColl NULL), which is
+    ** an integer: the probe is then a rowid lookup. */
+    if( !isUpdate && zInsertGuard ) sqlite3_str_appendf(pOut, "%s AND ", zInsertGuard);
     for(i=0; i<nCol; i++){
-      sqlite3_str_appendf(pOut, "%sr.\"%w\" = new.\"%w\" COLLATE \"%w\"",
-                          i ? " AND " : "", azCol[i], azCol[i], azColl[i]);
+      sqlite3_str_appendf(pOut, "%sr.\"%w\" = new.\"%w\"", i ? " AND " : "", azCol[i], azCol[i]);
+      if( azColl ) sqlite3_str_appendf(pOut, " COLLATE \"%w\"", azColl[i]);
     }
-    if( !isUpdate && zInsertGuard ) sqlite3_str_appendf(pOut, " AND %s", zInsertGuard);
     if( isUpdate ){
       sqlite3_str_appendall(pOut, " AND (");
       for(i=0; i<nCol; i++){
-        sqlite3_str_appendf(pOut, "%snew.\"%w\" IS NOT old.\"%w\" COLLATE BINARY",
-                            i ? " OR " : "", azCol[i], azCol[i]);
+        sqlite3_str_appendf(pOut, "%snew.\"%w\" IS NOT old.\"%w\"%s", i ? " OR " : "", azCol[i], azCol[i],
+                            azColl ? " COLLATE BINARY" : "");
       }
       sqlite3_str_appendall(pOut, ") AND ");
       appendKeyChanged(pOut, pTab, "r", "old");
@@ -566,8 +571,7 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
         const char *zRowid = sqlitetriggers_rowid_name((const char*const*)azHiding, nHiding);
         if( zRowid ){
           char *zCol = sqlite3_mprintf("%s", zRowid), *zGuard = sqlite3_mprintf("new.\"%w\" <> -1", zRowid);
-          char *zBinary = "BINARY";
-          if( zCol && zGuard ) appendProbe(pTab, iTable, &zCol, &zBinary, 1, zGuard);
+          if( zCol && zGuard ) appendProbe(pTab, iTable, &zCol, 0, 1, zGuard);
           else rc = SQLITE_NOMEM;
           sqlite3_free(zCol);
           sqlite3_free(zGuard);

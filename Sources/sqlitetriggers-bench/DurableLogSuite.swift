@@ -28,11 +28,11 @@ private let sameInformationByHand = """
     CREATE TRIGGER crud_delete AFTER DELETE ON reminders BEGIN
       INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 3, old.id); END;
     CREATE TRIGGER crud_replace_insert BEFORE INSERT ON reminders BEGIN
-      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 4, r.id FROM reminders AS r
-        WHERE r.rowid = new.rowid AND new.rowid <> -1; END;
+      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', coalesce(sqlite_compileoption_get(-7317), 4), r.id
+        FROM reminders AS r WHERE new.rowid <> -1 AND r.rowid = new.rowid; END;
     CREATE TRIGGER crud_replace_update BEFORE UPDATE ON reminders BEGIN
-      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 4, r.id FROM reminders AS r
-        WHERE r.rowid = new.rowid AND new.rowid IS NOT old.rowid AND r.id IS NOT old.id; END;
+      INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', coalesce(sqlite_compileoption_get(-7317), 4), r.id
+        FROM reminders AS r WHERE r.rowid = new.rowid AND new.rowid IS NOT old.rowid AND r.id IS NOT old.id; END;
     """
 
 /// PowerSync's shape: a queue of operations, each with its row as JSON.

@@ -39,13 +39,15 @@ static const char zByHand[] =
   "  INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', CASE WHEN old.id IS NOT new.id THEN 1 ELSE 2 END, new.id); END;"
   "CREATE TRIGGER crud_delete AFTER DELETE ON reminders BEGIN"
   "  INSERT INTO crud(tableName, kind, rowKey) VALUES ('reminders', 3, old.id); END;"
-  /* The probe of a REPLACE through the rowid, as the log's. */
+  /* The probe of a REPLACE through the rowid, as the log's, with its kind
+  ** (4, or 5 where REPLACE fires DELETE triggers), which plain SQL can
+  ** tell only through that function; the stamp is what it leaves out. */
   "CREATE TRIGGER crud_replace_insert BEFORE INSERT ON reminders BEGIN"
-  "  INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 4, r.id FROM reminders AS r"
-  "  WHERE r.rowid = new.rowid AND new.rowid <> -1; END;"
+  "  INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', coalesce(sqlite_compileoption_get(-7317), 4), r.id"
+  "  FROM reminders AS r WHERE new.rowid <> -1 AND r.rowid = new.rowid; END;"
   "CREATE TRIGGER crud_replace_update BEFORE UPDATE ON reminders BEGIN"
-  "  INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', 4, r.id FROM reminders AS r"
-  "  WHERE r.rowid = new.rowid AND new.rowid IS NOT old.rowid AND r.id IS NOT old.id; END;";
+  "  INSERT INTO crud(tableName, kind, rowKey) SELECT 'reminders', coalesce(sqlite_compileoption_get(-7317), 4), r.id"
+  "  FROM reminders AS r WHERE r.rowid = new.rowid AND new.rowid IS NOT old.rowid AND r.id IS NOT old.id; END;";
 
 static void check(int rc, sqlite3 *db){
   if( rc!=SQLITE_OK && rc!=SQLITE_DONE && rc!=SQLITE_ROW ){
