@@ -19,3 +19,22 @@ def check(name, mismatches, total):
 
 def library_path():
     return os.path.abspath(EXT) + ".so"
+
+
+# The SQLite versions Apple ships, through apsw's wheels of exactly those
+# versions, which make installs into build/apple-apsw/VERSION.0 (one apsw
+# per process: each runs in a child whose PYTHONPATH is that folder).
+APPLE_VERSIONS = ["3.39.4", "3.43.2", "3.51.0"]
+
+
+def apple_apsw_environments(name_of):
+    """(version, environment) of each Apple version installed; a missing
+    one fails the check name_of(version)."""
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "build", "apple-apsw")
+    for version in APPLE_VERSIONS:
+        target = os.path.join(root, version + ".0")
+        if not os.path.isdir(target):
+            check(name_of(version), [f"{target} is missing: make installs it"], 1)
+            continue
+        yield version, dict(os.environ, PYTHONPATH=target)

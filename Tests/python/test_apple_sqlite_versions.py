@@ -15,14 +15,11 @@ Apple's own libsqlite3 exports the hook to the apps that link it, as
 GRDB's own declarations of it rely on; that, we cannot run here.
 """
 import json
-import os
 import subprocess
 import sys
 
-from checks import check, library_path
+from checks import apple_apsw_environments, check, library_path
 
-VERSIONS = ["3.39.4", "3.43.2", "3.51.0"]
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def child(library, version):
@@ -64,14 +61,8 @@ def child(library, version):
 
 
 def run():
-    root = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "apple-apsw")
-    for version in VERSIONS:
-        target = os.path.join(root, version + ".0")
+    for version, environment in apple_apsw_environments(lambda version: f"Apple's SQLite {version} (apsw)"):
         name = f"Apple's SQLite {version} (apsw)"
-        if not os.path.isdir(target):
-            check(name, [f"{target} is missing: make installs it"], 1)
-            continue
-        environment = dict(os.environ, PYTHONPATH=target)
         result = subprocess.run([sys.executable, __file__, "--child", library_path(), version],
                                 capture_output=True, text=True, env=environment)
         if result.returncode != 0:

@@ -18,10 +18,8 @@ import struct
 import subprocess
 import sys
 
-from checks import check, library_path
+from checks import apple_apsw_environments, check, library_path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-APPLE_VERSIONS = ["3.39.4", "3.43.2", "3.51.0"]
 
 
 def doubles(count, seed=20261127):
@@ -147,14 +145,11 @@ def run():
           [f"{a} != {b}" for a, b in zip(keys, seen["plain_keys"]) if a != b]
           + ([] if len(seen["plain_keys"]) == count else ["count"]), count)
 
-    root = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "apple-apsw")
-    for version in APPLE_VERSIONS:
-        target = os.path.join(root, version + ".0")
-        name = f"Apple's SQLite {version} (apsw) logs the same REAL rowKeys"
-        if not os.path.isdir(target):
-            check(name, [f"{target} is missing: make installs it"], 1)
-            continue
-        other, error = run_child(sys.executable, "apsw", count, dict(os.environ, PYTHONPATH=target))
+    def name_of(version):
+        return f"Apple's SQLite {version} (apsw) logs the same REAL rowKeys"
+    for version, environment in apple_apsw_environments(name_of):
+        name = name_of(version)
+        other, error = run_child(sys.executable, "apsw", count, environment)
         if error:
             check(name, [error], 1)
             continue
