@@ -65,8 +65,11 @@ library = sys.argv[1]
 def load(connection):
     connection.enable_load_extension(True)
     connection.load_extension(library, "sqlite3_sqlitetriggers_init")
-    # Proof that it loaded: our function answers.
-    assert connection.execute("SELECT uuid_version(uuid())").fetchone()[0] == 4
+# Proof that the hook loads it, on a connection of its own: a query on the
+# suite's connections would read their schema, which loading must not.
+apsw.connection_hooks = [load]
+assert apsw.Connection(":memory:").execute("SELECT uuid_version(uuid())").fetchone()[0] == 4
+apsw.connection_hooks = []
 original = suite.APSW.setUp
 def setUp(self):
     original(self)
