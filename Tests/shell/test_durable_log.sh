@@ -488,7 +488,8 @@ $moved
 x,y"
 done
 check "a TEXT-keyed table whose columns hide every name of the rowid gets no rowid probe" \
-  "CREATE TABLE t(id TEXT PRIMARY KEY NOT NULL, rowid, _rowid_, oid); SELECT sqlitetriggers_log_install('t');
+  "PRAGMA recursive_triggers = OFF;
+CREATE TABLE t(id TEXT PRIMARY KEY NOT NULL, rowid, _rowid_, oid); SELECT sqlitetriggers_log_install('t');
 SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 't';
 CREATE TABLE u(id TEXT PRIMARY KEY NOT NULL, rowid); SELECT sqlitetriggers_log_install('u');
 INSERT INTO u(_rowid_, id, rowid) VALUES (1, 'a', 7);
