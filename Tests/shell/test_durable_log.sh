@@ -501,3 +501,21 @@ SELECT kind, rowKey FROM sqlitetriggers_log WHERE tableId = 2 ORDER BY id;" \
 1|a
 4|a
 1|b"
+
+# A writer without the extension inserts into a table whose key DEFAULT
+# calls uuidv7() when it gives the key (SQLite compiles the defaults of
+# omitted columns only), and is refused, naming the function, when it
+# omits it; every write it makes is logged.
+db=$(scratch_db)
+sql "CREATE TABLE r(id TEXT PRIMARY KEY NOT NULL DEFAULT (uuidv7()), title TEXT);
+SELECT sqlitetriggers_log_install('r');" "$db" >/dev/null
+out=$("$SQLITE3" -batch "$db" "INSERT INTO r(id, title) VALUES ('given', 'x');
+UPDATE r SET title = 'y';
+SELECT kind || ' ' || rowKey FROM sqlitetriggers_log ORDER BY id;" 2>&1)
+refused=$("$SQLITE3" -batch "$db" "INSERT INTO r(title) VALUES ('no key');" 2>&1)
+check_same "a writer without the extension inserts a row that gives its uuidv7() key, and is refused without it" \
+  "$out
+$([[ $refused == *"unknown function: uuidv7()"* ]] && echo refused)" \
+  "1 given
+2 given
+refused"
