@@ -119,8 +119,8 @@ static int enlistOrExplain(Connection *p, char **pzErr){
   int rc;
   *pzErr = 0;
   if( sqlite3_db_readonly(p->db, "main")==1 ){
-    /* The nested INSERT would succeed (TEMP is writable), and the event
-    ** would wait for a commit that never comes. */
+    /* Said plainly: the nested INSERT would fail with SQLite's bare
+    ** "attempt to write a readonly database". */
     *pzErr = sqlite3_mprintf("swift_callback: cannot record an event on a "
                              "read-only connection: events are delivered "
                              "after commit, and it never commits");
