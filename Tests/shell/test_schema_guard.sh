@@ -74,6 +74,23 @@ seeded: 0
 feed: off
 log triggers: 0"
 
+# expect_refused_without_effect NAME OUT OBJECT FN SPELLED: OUT (a run that
+# touched a hostile file attached as h, then printed $EFFECTS) shows the
+# refusal of OBJECT (a glob: "*" for any) calling FN (or SQLite's own,
+# naming the function as SPELLED), and ends with $NO_EFFECTS.
+expect_refused_without_effect() {
+  local name=$1 out=$2 object=$3 fn=$4 spelled=$5 tail
+  tail=$(echo "$out" | tail -n "$(echo "$NO_EFFECTS" | wc -l)")
+  if [ "$tail" == "$NO_EFFECTS" ] &&
+     { [[ $out == *"refused: "$object" in database \"h\" calls $fn();"* ]] ||
+       [[ $out == *"unsafe use of $spelled()"* ]] ||
+       [[ $out == *"non-deterministic functions prohibited"* ]]; }; then
+    pass "$name"
+  else
+    fail "$name" "a refusal naming $object or the unsafe use of $spelled(), then $NO_EFFECTS" "$out"
+  fi
+}
+
 # The calls a file might make, one per guarded function.
 CALLS=("swift_callback('evil', COL)"
        "swift_callback_log_capacity(0 * COL)"
@@ -121,16 +138,8 @@ ATTACH '$db' AS h;
 ${TOUCH//DB/h}
 DETACH h;
 $EFFECTS")
-      tail=$(echo "$out" | tail -n "$(echo "$NO_EFFECTS" | wc -l)")
-      if [ "$tail" == "$NO_EFFECTS" ] &&
-         { [[ $out == *"refused: "*" in database \"h\" calls $fn();"* ]] ||
-           [[ $out == *"unsafe use of $fn()"* ]] ||
-           [[ $out == *"non-deterministic functions prohibited"* ]]; }; then
-        pass "attached $kind $fn $trusted"
-      else
-        fail "attached after .load: $kind calling $fn(), trusted_schema=$trusted" \
-          "an error naming the object or the unsafe use, then $NO_EFFECTS" "$out"
-      fi
+      expect_refused_without_effect "attached after .load: $kind calling $fn(), trusted_schema=$trusted" \
+        "$out" "*" "$fn" "$fn"
     done
   done
 done
@@ -232,16 +241,8 @@ ATTACH '$db' AS h;
 INSERT INTO h.ix(y) VALUES (1);
 DETACH h;
 $EFFECTS")
-    tail=$(echo "$out" | tail -n "$(echo "$NO_EFFECTS" | wc -l)")
-    if [ "$tail" == "$NO_EFFECTS" ] &&
-       { [[ $out == *"refused: index \"evil\" in database \"h\" calls $fn();"* ]] ||
-         [[ $out == *"unsafe use of ${spelled%%(*}()"* ]] ||
-         [[ $out == *"non-deterministic functions prohibited"* ]]; }; then
-      pass "PRAGMA $pragma: an index calling $spelled is refused"
-    else
-      fail "PRAGMA $pragma: an attached index calling $spelled is refused, nothing takes effect" \
-        "refused: index \"evil\" ... calls $fn(), then $NO_EFFECTS" "$out"
-    fi
+    expect_refused_without_effect "PRAGMA $pragma: an attached index calling $spelled is refused, nothing takes effect" \
+      "$out" 'index "evil"' "$fn" "${spelled%%(*}"
     # As main, its schema read before the extension is loaded (SQLite then
     # accepts the unknown function in the index and never checks it again).
     out=$(printf 'PRAGMA %s;\nSELECT count(*) FROM sqlite_schema;\n.load %s\n%s\nINSERT INTO ix(y) VALUES (2);\nSELECT count(*) FROM swift_callback_log;\n' \
