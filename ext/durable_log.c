@@ -549,9 +549,7 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
   ** row stays unseen there (LIMITS).  A table whose columns hide every name
   ** of the rowid cannot be written through it. */
   {
-    /* The columns named like the rowid: at most three. */
-    char *azHiding[3];
-    int nHiding = 0, k;
+    int taken = 0;              /* the rowid's names columns take */
     char *zApart = logQueryText(db,
         "SELECT 1 FROM pragma_table_list AS l WHERE l.schema = 'main' AND l.name = ?1 AND l.wr = 0"
         " AND EXISTS (SELECT 1 FROM pragma_index_list(?1, 'main') WHERE origin = 'pk')",
@@ -562,13 +560,10 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
       while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
         const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
         if( zCol==0 ){ rc = SQLITE_NOMEM; break; }
-        if( nHiding<3 && sqlitetriggers_is_rowid_name(zCol) ){
-          if( (azHiding[nHiding] = sqlite3_mprintf("%s", zCol))==0 ){ rc = SQLITE_NOMEM; break; }
-          nHiding++;
-        }
+        taken |= sqlitetriggers_rowid_name_bit(zCol);
       }
       if( rc==SQLITE_OK ){
-        const char *zRowid = sqlitetriggers_rowid_name((const char*const*)azHiding, nHiding);
+        const char *zRowid = sqlitetriggers_rowid_name_free(taken);
         if( zRowid ){
           char *zCol = sqlite3_mprintf("%s", zRowid), *zGuard = sqlite3_mprintf("new.\"%w\" <> -1", zRowid);
           if( zCol && zGuard ) appendProbe(pTab, iTable, &zCol, 0, 1, zGuard);
@@ -579,7 +574,6 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
       }
       if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
       pStmt = 0;
-      for(k=0; k<nHiding; k++) sqlite3_free(azHiding[k]);
     }
     sqlite3_free(zApart);
     if( rc!=SQLITE_OK ) return rc;

@@ -144,19 +144,28 @@ const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc
 static const char *const azRowidName[] = { "rowid", "_rowid_", "oid" };
 
 const char *sqlitetriggers_rowid_name(const char *const *azColumn, int nColumn){
-  int i, k;
+  int k, taken = 0;
+  for(k=0; k<nColumn; k++) taken |= sqlitetriggers_rowid_name_bit(azColumn[k]);
+  return sqlitetriggers_rowid_name_free(taken);
+}
+
+/* The bit of the rowid's name zColumn takes (1 rowid, 2 _rowid_, 4 oid,
+** any case), or 0: for callers that read the columns one by one. */
+int sqlitetriggers_rowid_name_bit(const char *zColumn){
+  int i;
   for(i=0; i<3; i++){
-    for(k=0; k<nColumn && sqlite3_stricmp(azColumn[k], azRowidName[i])!=0; k++){}
-    if( k==nColumn ) return azRowidName[i];
+    if( sqlite3_stricmp(zColumn, azRowidName[i])==0 ) return 1<<i;
   }
   return 0;
 }
 
-/* 1 when zColumn is one of SQLite's names of the rowid (any case). */
-int sqlitetriggers_is_rowid_name(const char *zColumn){
+/* The first name of the rowid whose bit is not in taken, or 0. */
+const char *sqlitetriggers_rowid_name_free(int taken){
   int i;
-  for(i=0; i<3 && sqlite3_stricmp(zColumn, azRowidName[i])!=0; i++){}
-  return i<3;
+  for(i=0; i<3; i++){
+    if( (taken & (1<<i))==0 ) return azRowidName[i];
+  }
+  return 0;
 }
 
 Connection *sqlitetriggers_connection_find(sqlite3 *db){

@@ -141,7 +141,8 @@ int sqlitetriggers_connection_now_jd(Connection *p, sqlite3_int64 *piJD);
 const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc,
                                          sqlite3_value *pArg, const char *zWhat);
 const char *sqlitetriggers_rowid_name(const char *const *azColumn, int nColumn);
-int sqlitetriggers_is_rowid_name(const char *zColumn);
+int sqlitetriggers_rowid_name_bit(const char *zColumn);
+const char *sqlitetriggers_rowid_name_free(int taken);
 /* Sets the function's error "FUNC: MESSAGE", or out of memory. */
 void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg);
 
