@@ -15,7 +15,7 @@
 ** THE FORMAT (written once; SQLiteTriggersGRDB's consumer reads the same)
 **   In the main schema, created by the first install:
 **
-**   sqlitetriggers_log(id, tableId, kind, rowKey, tx)
+**   sqlitetriggers_log(id, tableId, kind, rowKey, tx, origin, time, deletedRow)
 **       One row per row change.  id: AUTOINCREMENT, so ids only grow and
 **       never come back after compaction; writers are serialized, so ids
 **       are commit order, and one transaction's rows are contiguous.
@@ -27,12 +27,15 @@
 **       for a composite one (a blob in it as {"blob":"<lowercase hex>"},
 **       a REAL as {"real":[M,E]}, exactly M * 2^E: see appendExactReal()).
 **       An update that changes the key is a delete of
-**       the old key and an insert of the new.  tx: NULL (plain SQL cannot
-**       tell one transaction from the next; see TRANSACTIONS).
-**   sqlitetriggers_log_tables(id, tableName, keyColumns)
+**       the old key and an insert of the new.  tx: the transaction's stamp,
+**       or NULL (plain SQL cannot tell one transaction from the next; see
+**       TRANSACTIONS).  origin: the transaction's origin, or NULL (ORIGINS).
+**       time and deletedRow: NULL, but in the log of a table installed
+**       with tombstones (TOMBSTONES).
+**   sqlitetriggers_log_tables(id, tableName, keyColumns, tombstones)
 **       The logged tables: the name installed (the triggers follow a
-**       RENAME TO; install again to rename it here) and the key's columns
-**       as a JSON array.
+**       RENAME TO; install again to rename it here), the key's columns
+**       as a JSON array, and 1 when its log keeps tombstones, else 0.
 **   sqlitetriggers_log_consumers(name, position)
 **       One row per consumer: the id of the last change it has processed.
 **       Inserted with a NULL position, a consumer starts at the end of the
@@ -44,8 +47,15 @@
 **       and it must read the tables afresh, then move its position to the
 **       end.  maxBacklog (default 1,000,000) is how many changes the log
 **       keeps for a consumer that does not read.
-**   sqlitetriggers_changes: a view of the log with table names and kinds
-**       as text, which consumers read.
+**   sqlitetriggers_changes(id, tableName, kind, rowKey, tx, origin, time,
+**       deletedRow): a view of the log with table names and kinds as text,
+**       which consumers read.
+**
+**   Format 1 (before origins and tombstones) lacked the log's last three
+**   columns and tombstones; installing on a file of format 1 adds them with
+**   ALTER TABLE, which writes the very definitions below, and installs
+**   every logged table again.  Until then the check refuses, naming that
+**   remedy.
 **
 **   On each logged table T, whose id is N:
 **     sqlitetriggers_log_N_insert, _update, _delete: AFTER triggers that
@@ -110,9 +120,42 @@
 **   log's readers in other processes are woken (log_wakeup.c).  A hostile
 **   file that calls the override elsewhere only reads that same stamp
 **   (or the probes' kind, LOG_PROBE_KIND_SQL).
+**   Two more arguments serve the columns below: -7318, the origin, and
+**   -7319, the time; SQLite's own function answers NULL to both.
 **   A host whose SQLite omits the compile-option functions
 **   (SQLITE_OMIT_COMPILEOPTION_DIAGS) could not run the triggers: install
 **   refuses there.
+**
+** ORIGINS
+**   A transaction may say where its writes come from ("server", for the
+**   writes a sync downloads), so that a consumer can leave them out
+**   instead of sending them back.  sqlitetriggers_log_origin(ORIGIN), run
+**   by the app inside the transaction, before its first logged change,
+**   sets it; the log's triggers write origin as
+**       sqlite_compileoption_get(-7318)
+**   which the override answers with that origin during that transaction,
+**   and NULL otherwise, as SQLite's own function always does: a writer
+**   without the extension writes local changes.  The function is
+**   direct-only: no view, trigger or default in a file can set an origin.
+**   The origin belongs to the transaction, whatever savepoints roll back.
+**
+** TOMBSTONES
+**   The log keeps keys, which is enough while the row can be read; a
+**   deleted row cannot.  A table installed with 'tombstones' also logs, for
+**   each deletion (the DELETE trigger, a key changed by an UPDATE, a row a
+**   REPLACE deletes: the probes), the row's last values as deletedRow, a
+**   JSON object of its columns (generated ones included) whose values
+**   keep their types as keys do: integers and text as JSON, NULL as null,
+**   a blob as {"blob":"<lowercase hex>"}, a REAL as {"real":[M,E]}.  The
+**   text is built by concatenation (json_object() takes at most 63
+**   columns), each value through json_quote().  Every change of such a
+**   table also has its time, in datetime_subsec()'s format:
+**       coalesce(sqlite_compileoption_get(-7319), strftime('%Y-%m-%d %H:%M:%f', 'now'))
+**   the connection's clock (one clock with the app's touch stamps: a pinned
+**   clock or GRDB's transactionDate) where the extension is loaded,
+**   SQLite's 'now' elsewhere.  Naming the columns in a trigger means an
+**   ALTER TABLE DROP COLUMN of such a table fails (SQLite names the log's
+**   trigger): install the table without tombstones first.
 **
 ** SAFETY
 **   The log's triggers call no function, so a file that plants a log table
@@ -122,9 +165,11 @@
 **   one transaction (a savepoint inside the caller's), so two processes
 **   installing at once end with one log.
 **
-**   sqlitetriggers_log_install(TABLE)
+**   sqlitetriggers_log_install(TABLE [, MODE])
 **       Installs, or installs again, the log of main.TABLE and the shared
-**       objects; returns the table's id.  All or nothing, in a transaction
+**       objects; returns the table's id.  MODE 'keys' logs keys,
+**       'tombstones' keys and TOMBSTONES; without MODE, a table installed
+**       before keeps its mode, a new one logs keys.  All or nothing, in a transaction
 **       of its own (BEGIN IMMEDIATE) or a savepoint of the caller's; out of
 **       memory can leave that transaction open, as SQLite's own
 **       SQLITE_NOMEM can: roll it back.  Refused: no such table in main, a
@@ -136,6 +181,15 @@
 **   sqlitetriggers_log_uninstall(TABLE)
 **       Drops TABLE's triggers and its registration and changes; 1, or 0
 **       when it was not logged.
+**   sqlitetriggers_log_origin(ORIGIN)
+**       Sets the current transaction's origin (ORIGINS): text without NUL,
+**       or NULL for local; returns it.  Refused outside a transaction, and
+**       once the transaction has logged a change with another origin.
+**   sqlitetriggers_log_origin()
+**       The current transaction's origin, or NULL.
+**   sqlitetriggers_log_transaction()
+**       The current transaction's stamp, the tx its log rows carry (drawn
+**       now if none is yet); refused outside a transaction.
 **   sqlitetriggers_log_stamp()
 **       1: every connection with the extension stamps (TRANSACTIONS); kept
 **       for hosts written against earlier versions.
@@ -151,7 +205,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_FORMAT_VERSION 1
+#define LOG_FORMAT_VERSION 2
 #define LOG_DEFAULT_MAX_BACKLOG 1000000
 
 /* The end of the log: the last id given, even when compacted away. */
@@ -172,11 +226,13 @@
 static const char *const azShared[] = {
   "sqlitetriggers_log",
   "CREATE TABLE \"sqlitetriggers_log\"(\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, "
-  "\"tableId\" INTEGER NOT NULL, \"kind\" INTEGER NOT NULL, \"rowKey\", \"tx\" INTEGER)",
+  "\"tableId\" INTEGER NOT NULL, \"kind\" INTEGER NOT NULL, \"rowKey\", \"tx\" INTEGER, "
+  "\"origin\" TEXT, \"time\" TEXT, \"deletedRow\" TEXT)",
 
   "sqlitetriggers_log_tables",
   "CREATE TABLE \"sqlitetriggers_log_tables\"(\"id\" INTEGER PRIMARY KEY, "
-  "\"tableName\" TEXT NOT NULL, \"keyColumns\" TEXT NOT NULL)",
+  "\"tableName\" TEXT NOT NULL, \"keyColumns\" TEXT NOT NULL, "
+  "\"tombstones\" INTEGER NOT NULL DEFAULT 0)",
 
   "sqlitetriggers_log_consumers",
   "CREATE TABLE \"sqlitetriggers_log_consumers\"(\"name\" TEXT PRIMARY KEY NOT NULL, "
@@ -191,7 +247,8 @@ static const char *const azShared[] = {
   "CREATE VIEW \"sqlitetriggers_changes\" AS SELECT l.\"id\" AS \"id\", "
   "t.\"tableName\" AS \"tableName\", CASE l.\"kind\" WHEN 1 THEN 'insert' "
   "WHEN 2 THEN 'update' ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
-  "l.\"tx\" AS \"tx\" FROM \"sqlitetriggers_log\" AS l "
+  "l.\"tx\" AS \"tx\", l.\"origin\" AS \"origin\", l.\"time\" AS \"time\", "
+  "l.\"deletedRow\" AS \"deletedRow\" FROM \"sqlitetriggers_log\" AS l "
   "LEFT JOIN \"sqlitetriggers_log_tables\" AS t ON t.\"id\" = l.\"tableId\"",
 
   /* A new consumer starts at the end of the log. */
@@ -232,6 +289,17 @@ static const char *const azShared[] = {
 };
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
 
+/* THE FORMAT's upgrade from format 1: ALTER TABLE ADD COLUMN appends each
+** column to the stored definition, which then reads as azShared's; the
+** view is made again by logEnsureShared(). */
+#define LOG_UPGRADE_FROM_1 \
+  "ALTER TABLE \"sqlitetriggers_log\" ADD COLUMN \"origin\" TEXT; " \
+  "ALTER TABLE \"sqlitetriggers_log\" ADD COLUMN \"time\" TEXT; " \
+  "ALTER TABLE \"sqlitetriggers_log\" ADD COLUMN \"deletedRow\" TEXT; " \
+  "ALTER TABLE \"sqlitetriggers_log_tables\" ADD COLUMN \"tombstones\" INTEGER NOT NULL DEFAULT 0; " \
+  "DROP VIEW \"sqlitetriggers_changes\"; " \
+  "UPDATE \"sqlitetriggers_log_meta\" SET \"formatVersion\" = 2;"
+
 /* TRANSACTIONS: the expression the log's triggers write as tx. */
 #define LOG_STAMP_ARGUMENT -7316
 #define LOG_QUOTE(x) #x
@@ -246,8 +314,12 @@ static const char *const azShared[] = {
 #define LOG_PROBE_KIND_SQL "coalesce(sqlite_compileoption_get(" \
   LOG_QUOTE_VALUE(LOG_PROBE_MODE_ARGUMENT) "), 4)"
 
-/* How every trigger of the log starts its row. */
-#define LOG_INSERT "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", \"tx\") "
+/* ORIGINS and TOMBSTONES: the origin and the time of a change. */
+#define LOG_ORIGIN_ARGUMENT -7318
+#define LOG_TIME_ARGUMENT -7319
+#define LOG_ORIGIN_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_ORIGIN_ARGUMENT) ")"
+#define LOG_TIME_SQL "coalesce(sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_TIME_ARGUMENT) \
+  "), strftime('%Y-%m-%d %H:%M:%f', 'now'))"
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -290,12 +362,15 @@ static char *logQueryText(sqlite3 *db, const char *zSql, const char *zArg, int *
   return zOut;
 }
 
-/* z as a JSON string, quoted and escaped (RFC 8259). */
-static void appendJsonString(sqlite3_str *pOut, const char *z){
+/* z as a JSON string, quoted and escaped (RFC 8259); inside an SQL string
+** literal when isInSqlLiteral (its quotes doubled as well). */
+static void appendJsonString(sqlite3_str *pOut, const char *z, int isInSqlLiteral){
   sqlite3_str_appendchar(pOut, 1, '"');
   for(; *z; z++){
     unsigned char c = (unsigned char)*z;
-    if( c=='"' || c=='\\' ){
+    if( c=='\'' && isInSqlLiteral ){
+      sqlite3_str_appendchar(pOut, 2, '\'');
+    }else if( c=='"' || c=='\\' ){
       sqlite3_str_appendchar(pOut, 1, '\\');
       sqlite3_str_appendchar(pOut, 1, (char)c);
     }else if( c<0x20 ){
@@ -315,6 +390,9 @@ struct LogTable {
   sqlite3_str *pKeyColumns;   /* JSON array */
   char **azKey;               /* the key's columns, in key order */
   int nKey;
+  int isTombstones;           /* TOMBSTONES: deletions keep their values */
+  char **azColumn;            /* with tombstones: every column, in order */
+  int nColumn;
   sqlite3_str *pProbeInsert;  /* BEFORE INSERT probe statements, or empty */
   sqlite3_str *pProbeUpdate;  /* BEFORE UPDATE probe statements */
   int nProbe;
@@ -325,6 +403,8 @@ static void logTableClear(LogTable *pTab){
   sqlite3_free(pTab->zName);
   for(i=0; i<pTab->nKey; i++) sqlite3_free(pTab->azKey[i]);
   sqlite3_free(pTab->azKey);
+  for(i=0; i<pTab->nColumn; i++) sqlite3_free(pTab->azColumn[i]);
+  sqlite3_free(pTab->azColumn);
   sqlite3_free(sqlite3_str_finish(pTab->pKeyColumns));
   sqlite3_free(sqlite3_str_finish(pTab->pProbeInsert));
   sqlite3_free(sqlite3_str_finish(pTab->pProbeUpdate));
@@ -364,6 +444,21 @@ static void appendExactReal(sqlite3_str *pOut, const char *zAlias, const char *z
       zAlias, zCol, zFar, zFar, zGoOn, zAlias, zCol, zAlias, zCol, zGoOn);
 }
 
+/*
+** zAlias.zCol as a JSON value that keeps its type.  JSON holds no blob: a
+** blob is {"blob":"<lowercase hex>"}, as in swift_callback_log.  Nor,
+** exactly, a REAL: see appendExactReal().  Any other value is itself, as
+** an argument of json_array(), or JSON text through json_quote() when
+** isText (for concatenation).
+*/
+static void appendExactValue(sqlite3_str *pOut, const char *zAlias, const char *zCol, int isText){
+  sqlite3_str_appendf(pOut, "CASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
+                      "lower(hex(%s.\"%w\"))) WHEN 'real' THEN ", zAlias, zCol, zAlias, zCol);
+  appendExactReal(pOut, zAlias, zCol);
+  sqlite3_str_appendf(pOut, isText ? " ELSE json_quote(%s.\"%w\") END" : " ELSE %s.\"%w\" END",
+                      zAlias, zCol);
+}
+
 /* The key of the row that zAlias (new, old, or a table alias) names. */
 static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
   int i;
@@ -371,18 +466,42 @@ static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlia
     sqlite3_str_appendf(pOut, "%s.\"%w\"", zAlias, pTab->azKey[0]);
     return;
   }
-  /* JSON holds no blob: a blob is {"blob":"<lowercase hex>"}, as in
-  ** swift_callback_log.  Nor, exactly, a REAL: see appendExactReal(). */
   sqlite3_str_appendall(pOut, "json_array(");
   for(i=0; i<pTab->nKey; i++){
-    const char *zCol = pTab->azKey[i];
-    sqlite3_str_appendf(pOut, "%sCASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
-                        "lower(hex(%s.\"%w\"))) WHEN 'real' THEN ", i ? ", " : "",
-                        zAlias, zCol, zAlias, zCol);
-    appendExactReal(pOut, zAlias, zCol);
-    sqlite3_str_appendf(pOut, " ELSE %s.\"%w\" END", zAlias, zCol);
+    if( i ) sqlite3_str_appendall(pOut, ", ");
+    appendExactValue(pOut, zAlias, pTab->azKey[i], 0);
   }
   sqlite3_str_appendall(pOut, ")");
+}
+
+/* TOMBSTONES: the values of the row zAlias names, as a JSON object's
+** text: '{"a":' || value || ',"b":' || value || '}'. */
+static void appendRowValues(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
+  int i;
+  for(i=0; i<pTab->nColumn; i++){
+    sqlite3_str_appendall(pOut, i ? " || '," : "'{");
+    appendJsonString(pOut, pTab->azColumn[i], 1);
+    sqlite3_str_appendall(pOut, ":' || ");
+    appendExactValue(pOut, zAlias, pTab->azColumn[i], 1);
+  }
+  sqlite3_str_appendall(pOut, " || '}'");
+}
+
+/* The start of every row the log's triggers write: its columns. */
+static void appendLogInsert(sqlite3_str *pOut, const LogTable *pTab){
+  sqlite3_str_appendf(pOut, "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", "
+                      "\"tx\", \"origin\"%s) ", pTab->isTombstones ? ", \"time\", \"deletedRow\"" : "");
+}
+
+/* The end of a row after its key: the transaction's stamp and origin and,
+** with tombstones, the time and the values of the deleted row zDeleted
+** names (NULL: the change is no deletion). */
+static void appendLogRowEnd(sqlite3_str *pOut, const LogTable *pTab, const char *zDeleted){
+  sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL ", " LOG_ORIGIN_SQL);
+  if( !pTab->isTombstones ) return;
+  sqlite3_str_appendall(pOut, ", " LOG_TIME_SQL ", ");
+  if( zDeleted ) appendRowValues(pOut, pTab, zDeleted);
+  else sqlite3_str_appendall(pOut, "NULL");
 }
 
 /* zFrom's key IS NOT zTo's, compared byte for byte. */
@@ -406,9 +525,11 @@ static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *co
   int i, isUpdate;
   for(isUpdate=0; isUpdate<2; isUpdate++){
     sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
-    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
+    appendLogInsert(pOut, pTab);
+    sqlite3_str_appendf(pOut, "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
     appendKey(pOut, pTab, "r");
-    sqlite3_str_appendf(pOut, ", " LOG_STAMP_SQL " FROM \"%w\" AS r WHERE ", pTab->zName);
+    appendLogRowEnd(pOut, pTab, "r");
+    sqlite3_str_appendf(pOut, " FROM \"%w\" AS r WHERE ", pTab->zName);
     /* The guard first; no collation for the rowid (azColl NULL), which is
     ** an integer: the probe is then a rowid lookup. */
     if( !isUpdate && zInsertGuard ) sqlite3_str_appendf(pOut, "%s AND ", zInsertGuard);
@@ -464,15 +585,16 @@ static int logReadUniqueIndex(sqlite3 *db, LogTable *pTab, int iTable, const cha
 
 /*
 ** Reads main.zTable into *pTab (which the caller clears), for a table whose
-** id will be iTable: SQLITE_OK; SQLITE_ERROR with a refusal in *pzErr;
-** another code.
+** id will be iTable, logged with tombstones or not: SQLITE_OK; SQLITE_ERROR
+** with a refusal in *pzErr; another code.
 */
-static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *pTab,
-                        char **pzErr){
+static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombstones,
+                        LogTable *pTab, char **pzErr){
   sqlite3_stmt *pStmt = 0;
   char *zType = 0;
   int rc = SQLITE_OK;
   memset(pTab, 0, sizeof(*pTab));
+  pTab->isTombstones = isTombstones;
   pTab->pKeyColumns = sqlite3_str_new(0);
   pTab->pProbeInsert = sqlite3_str_new(0);
   pTab->pProbeUpdate = sqlite3_str_new(0);
@@ -509,7 +631,7 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
     pTab->azKey[pTab->nKey] = sqlite3_mprintf("%s", zCol);
     if( pTab->azKey[pTab->nKey]==0 ){ rc = SQLITE_NOMEM; break; }
     if( pTab->nKey ) sqlite3_str_appendchar(pTab->pKeyColumns, 1, ',');
-    appendJsonString(pTab->pKeyColumns, zCol);
+    appendJsonString(pTab->pKeyColumns, zCol, 0);
     pTab->nKey++;
   }
   sqlite3_str_appendall(pTab->pKeyColumns, "]");
@@ -539,6 +661,26 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, LogTable *p
       sqlite3_free(zNullable);
       return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }
+  }
+
+  /* TOMBSTONES: every column a deleted row's values name, generated ones
+  ** included (hidden 2 and 3; 1 is a virtual table's). */
+  if( isTombstones ){
+    rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main')"
+                                " WHERE hidden IN (0, 2, 3) ORDER BY cid", -1, &pStmt, 0);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, pTab->zName, -1, SQLITE_STATIC);
+    while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
+      char **azNew = sqlite3_realloc64(pTab->azColumn, (sqlite3_uint64)(pTab->nColumn+1)*sizeof(char*));
+      if( azNew==0 || zCol==0 ){ rc = SQLITE_NOMEM; break; }
+      pTab->azColumn = azNew;
+      pTab->azColumn[pTab->nColumn] = sqlite3_mprintf("%s", zCol);
+      if( pTab->azColumn[pTab->nColumn]==0 ){ rc = SQLITE_NOMEM; break; }
+      pTab->nColumn++;
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+    pStmt = 0;
+    if( rc!=SQLITE_OK ) return rc;
   }
 
   /* The rowid of a rowid table keyed by other columns: a write that gives
@@ -618,26 +760,35 @@ static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc
       iKind==0 || iKind==3 ? "INSERT" : iKind==1 || iKind==4 ? "UPDATE" : "DELETE", pTab->zName);
   switch( iKind ){
     case 0:
-      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, 1, ", iTable);
+      appendLogInsert(pOut, pTab);
+      sqlite3_str_appendf(pOut, "VALUES (%d, 1, ", iTable);
       appendKey(pOut, pTab, "new");
-      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
+      appendLogRowEnd(pOut, pTab, 0);
+      sqlite3_str_appendall(pOut, "); ");
       break;
     case 1:
       /* A new key: the old one is deleted, the new one inserted. */
-      sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, 3, ", iTable);
+      appendLogInsert(pOut, pTab);
+      sqlite3_str_appendf(pOut, "SELECT %d, 3, ", iTable);
       appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL " WHERE ");
+      appendLogRowEnd(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, " WHERE ");
       appendKeyChanged(pOut, pTab, "old", "new");
-      sqlite3_str_appendf(pOut, "; " LOG_INSERT "VALUES (%d, CASE WHEN ", iTable);
+      sqlite3_str_appendall(pOut, "; ");
+      appendLogInsert(pOut, pTab);
+      sqlite3_str_appendf(pOut, "VALUES (%d, CASE WHEN ", iTable);
       appendKeyChanged(pOut, pTab, "old", "new");
       sqlite3_str_appendall(pOut, " THEN 1 ELSE 2 END, ");
       appendKey(pOut, pTab, "new");
-      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
+      appendLogRowEnd(pOut, pTab, 0);
+      sqlite3_str_appendall(pOut, "); ");
       break;
     case 2:
-      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, 3, ", iTable);
+      appendLogInsert(pOut, pTab);
+      sqlite3_str_appendf(pOut, "VALUES (%d, 3, ", iTable);
       appendKey(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
+      appendLogRowEnd(pOut, pTab, "old");
+      sqlite3_str_appendall(pOut, "); ");
       break;
     default: {
       sqlite3_str *pProbe = iKind==3 ? pTab->pProbeInsert : pTab->pProbeUpdate;
@@ -662,9 +813,42 @@ static void logExec(sqlite3 *db, const char *zSql, int *pRc, char **pzErr){
   *pRc = sqlite3_exec(db, zSql, 0, 0, pzErr);
 }
 
-/* The shared objects: created where absent, refused where different. */
-static int logEnsureShared(sqlite3 *db, char **pzErr){
+/* The definition azShared holds for zName. */
+static const char *logSharedSql(const char *zName){
+  int i;
+  for(i=0; i<N_SHARED; i++){
+    if( strcmp(azShared[2*i], zName)==0 ) return azShared[2*i+1];
+  }
+  return 0;
+}
+
+/*
+** The shared objects: created where absent, refused where different.  A
+** log of format 1 (THE FORMAT) is upgraded when isInstall, setting
+** *pIsUpgraded (its tables are then to be installed again), else refused,
+** naming the remedy.
+*/
+static int logEnsureShared(sqlite3 *db, int isInstall, int *pIsUpgraded, char **pzErr){
   int rc = SQLITE_OK, i;
+  char *zMeta = logQueryText(db, "SELECT sql FROM sqlite_schema WHERE name = 'sqlitetriggers_log_meta'",
+                             0, &rc);
+  *pIsUpgraded = 0;
+  if( zMeta && strcmp(zMeta, logSharedSql("sqlitetriggers_log_meta"))==0 ){
+    char *zVersion = logQueryText(db, "SELECT formatVersion FROM sqlitetriggers_log_meta", 0, &rc);
+    if( rc==SQLITE_OK && zVersion && strcmp(zVersion, "1")==0 ){
+      if( isInstall ){
+        logExec(db, LOG_UPGRADE_FROM_1, &rc, pzErr);
+        *pIsUpgraded = 1;
+      }else{
+        *pzErr = sqlite3_mprintf("the durable log in this file is of format 1 (an earlier "
+            "SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to "
+            "upgrade it to format %d, which every logged table then uses", LOG_FORMAT_VERSION);
+        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
+    }
+    sqlite3_free(zVersion);
+  }
+  sqlite3_free(zMeta);
   for(i=0; i<N_SHARED && rc==SQLITE_OK; i++){
     const char *zName = azShared[2*i], *zSql = azShared[2*i+1];
     char *zFound = logQueryText(db, "SELECT sql FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE",
@@ -795,59 +979,124 @@ static const char *logTableArgument(sqlite3_context *ctx, const char *zFunc, sql
   return sqlitetriggers_name_argument(ctx, zFunc, pArg, "a table name");
 }
 
+/* The modes of sqlitetriggers_log_install(TABLE, MODE). */
+#define LOG_MODE_KEEP        0   /* no MODE: as installed before, else keys */
+#define LOG_MODE_KEYS        1
+#define LOG_MODE_TOMBSTONES  2
+
+/*
+** Installs the log of main.zTable, in eMode, inside the caller's unit of
+** work: its id in *piTable.  SQLITE_ERROR with a refusal in *pzErr, or
+** another code.
+*/
+static int logInstallTable(sqlite3 *db, const char *zTable, int eMode, int *piTable, char **pzErr){
+  LogTable tab;
+  int rc = SQLITE_OK, iTable, i, isTombstones = eMode==LOG_MODE_TOMBSTONES;
+  memset(&tab, 0, sizeof(tab));
+  iTable = logTableId(db, zTable, &rc);
+  if( rc==SQLITE_OK && iTable==0 ){
+    char *zNext = logQueryText(db, "SELECT coalesce(max(id), 0) + 1 FROM sqlitetriggers_log_tables", 0, &rc);
+    iTable = zNext ? atoi(zNext) : 0;
+    sqlite3_free(zNext);
+  }else if( rc==SQLITE_OK && eMode==LOG_MODE_KEEP ){
+    char *zWas = sqlite3_mprintf("SELECT tombstones FROM sqlitetriggers_log_tables WHERE id = %d", iTable);
+    char *zMode = zWas ? logQueryText(db, zWas, 0, &rc) : 0;
+    if( zWas==0 ) rc = SQLITE_NOMEM;
+    isTombstones = zMode && zMode[0]=='1';
+    sqlite3_free(zMode);
+    sqlite3_free(zWas);
+  }
+  if( rc==SQLITE_OK ) rc = logReadTable(db, zTable, iTable, isTombstones, &tab, pzErr);
+  if( rc==SQLITE_OK ) logDropTriggers(db, iTable, &rc, pzErr);
+  for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK; i++){
+    char *zSql = logTriggerSql(&tab, iTable, i, &rc);
+    logExec(db, zSql, &rc, pzErr);
+    sqlite3_free(zSql);
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_stmt *pStmt = 0;
+    rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO sqlitetriggers_log_tables(id, tableName, keyColumns,"
+                                " tombstones) VALUES (?1, ?2, ?3, ?4)", -1, &pStmt, 0);
+    if( rc==SQLITE_OK ){
+      sqlite3_bind_int(pStmt, 1, iTable);
+      sqlite3_bind_text(pStmt, 2, tab.zName, -1, SQLITE_STATIC);
+      sqlite3_bind_text(pStmt, 3, sqlite3_str_value(tab.pKeyColumns), -1, SQLITE_STATIC);
+      sqlite3_bind_int(pStmt, 4, isTombstones);
+      sqlite3_step(pStmt);
+      rc = sqlite3_finalize(pStmt);
+    }
+  }
+  logTableClear(&tab);
+  *piTable = iTable;
+  return rc;
+}
+
+/*
+** After an upgrade (THE FORMAT): every logged table installed again, in
+** its mode, so that its triggers write the new columns.  A table that can
+** no longer be installed (dropped since) is left as it was, for
+** sqlitetriggers_log_check() to name.
+*/
+static int logInstallAgain(sqlite3 *db){
+  int rc = SQLITE_OK, iLast = 0;
+  while( rc==SQLITE_OK ){
+    char *zNext = sqlite3_mprintf("SELECT id || ' ' || coalesce((SELECT tbl_name FROM sqlite_schema"
+        " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert'), tableName)"
+        " FROM sqlitetriggers_log_tables WHERE id > %d ORDER BY id LIMIT 1", iLast);
+    char *zRow = zNext ? logQueryText(db, zNext, 0, &rc) : 0, *zErr = 0;
+    const char *zName = zRow ? strchr(zRow, ' ') : 0;
+    int iTable = 0;
+    if( zNext==0 ) rc = SQLITE_NOMEM;
+    sqlite3_free(zNext);
+    if( rc!=SQLITE_OK || zName==0 ){ sqlite3_free(zRow); break; }
+    iLast = atoi(zRow);
+    rc = logInstallTable(db, zName+1, LOG_MODE_KEEP, &iTable, &zErr);
+    if( rc==SQLITE_ERROR && zErr ) rc = SQLITE_OK;
+    sqlite3_free(zErr);
+    sqlite3_free(zRow);
+  }
+  return rc;
+}
+
 static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_install";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zTable;
-  LogTable tab;
   char *zErr = 0;
-  int rc, isOwn, iTable = 0, i;
-  (void)argc;
-  memset(&tab, 0, sizeof(tab));
+  int rc, isOwn, isUpgraded = 0, iTable = 0, eMode = LOG_MODE_KEEP;
   if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return;
   zTable = logTableArgument(ctx, zFunc, argv[0]);
   if( zTable==0 ) return;
+  if( argc>1 ){
+    const char *zMode = sqlitetriggers_name_argument(ctx, zFunc, argv[1], "a mode ('keys' or 'tombstones')");
+    if( zMode==0 ) return;
+    if( sqlite3_stricmp(zMode, "keys")==0 ){
+      eMode = LOG_MODE_KEYS;
+    }else if( sqlite3_stricmp(zMode, "tombstones")==0 ){
+      eMode = LOG_MODE_TOMBSTONES;
+    }else{
+      char *zMsg = sqlite3_mprintf("no mode '%s': 'keys' logs the keys of changed rows, 'tombstones' "
+                                   "also the values of deleted ones and the time of each change", zMode);
+      sqlitetriggers_result_error(ctx, zFunc, zMsg ? zMsg : "no such mode");
+      sqlite3_free(zMsg);
+      return;
+    }
+  }
   rc = logBegin(db, &isOwn);
-  if( rc==SQLITE_OK ) rc = logEnsureShared(db, &zErr);
+  if( rc==SQLITE_OK ) rc = logEnsureShared(db, 1, &isUpgraded, &zErr);
   if( rc==SQLITE_OK && !hasCompileOptionFunctions() ){
     zErr = sqlite3_mprintf("this SQLite omits sqlite_compileoption_get() (SQLITE_OMIT_COMPILEOPTION_DIAGS), "
                            "which the log's triggers call to stamp transactions: use a SQLite built with it");
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ){
-    iTable = logTableId(db, zTable, &rc);
-    if( rc==SQLITE_OK && iTable==0 ){
-      char *zNext = logQueryText(db, "SELECT coalesce(max(id), 0) + 1 FROM sqlitetriggers_log_tables", 0, &rc);
-      iTable = zNext ? atoi(zNext) : 0;
-      sqlite3_free(zNext);
-    }
-  }
-  if( rc==SQLITE_OK ) rc = logReadTable(db, zTable, iTable, &tab, &zErr);
-  if( rc==SQLITE_OK ) logDropTriggers(db, iTable, &rc, &zErr);
-  for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK; i++){
-    char *zSql = logTriggerSql(&tab, iTable, i, &rc);
-    logExec(db, zSql, &rc, &zErr);
-    sqlite3_free(zSql);
-  }
-  if( rc==SQLITE_OK ){
-    sqlite3_stmt *pStmt = 0;
-    rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO sqlitetriggers_log_tables(id, tableName, keyColumns)"
-                                " VALUES (?1, ?2, ?3)", -1, &pStmt, 0);
-    if( rc==SQLITE_OK ){
-      sqlite3_bind_int(pStmt, 1, iTable);
-      sqlite3_bind_text(pStmt, 2, tab.zName, -1, SQLITE_STATIC);
-      sqlite3_bind_text(pStmt, 3, sqlite3_str_value(tab.pKeyColumns), -1, SQLITE_STATIC);
-      sqlite3_step(pStmt);
-      rc = sqlite3_finalize(pStmt);
-    }
-  }
+  if( rc==SQLITE_OK && isUpgraded ) rc = logInstallAgain(db);
+  if( rc==SQLITE_OK ) rc = logInstallTable(db, zTable, eMode, &iTable, &zErr);
   if( rc!=SQLITE_OK && zErr==0 && rc!=SQLITE_NOMEM ){
     zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
   }
   rc = logEnd(db, isOwn, rc, &zErr);
   if( logReport(ctx, zFunc, rc, zErr) ) sqlite3_result_int(ctx, iTable);
   sqlite3_free(zErr);
-  logTableClear(&tab);
 }
 
 static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
@@ -888,8 +1137,8 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
   int rc;
   *pnTable = 0;
   rc = sqlite3_prepare_v2(db, "SELECT id, tableName, (SELECT tbl_name FROM sqlite_schema"
-      " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert'), keyColumns"
-      " FROM sqlitetriggers_log_tables ORDER BY id", -1, &pStmt, 0);
+      " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert'), keyColumns,"
+      " tombstones FROM sqlitetriggers_log_tables ORDER BY id", -1, &pStmt, 0);
   while( rc==SQLITE_OK && zStale==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
     int iTable = sqlite3_column_int(pStmt, 0), i;
     const char *zName = (const char*)sqlite3_column_text(pStmt, 1);
@@ -903,7 +1152,7 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
           "sqlitetriggers_log_install('%q')", zName, zOn, zOn);
       break;
     }
-    rc = logReadTable(db, zName, iTable, &tab, &zErr);
+    rc = logReadTable(db, zName, iTable, sqlite3_column_int(pStmt, 4), &tab, &zErr);
     if( rc==SQLITE_ERROR ){
       zStale = sqlite3_mprintf("the log of \"%s\" cannot work: %s", zName, zErr);
       rc = SQLITE_OK;
@@ -949,11 +1198,11 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_check";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   char *zStale = 0, *zErr = 0, *zExists;
-  int rc = SQLITE_OK, nTable = 0;
+  int rc = SQLITE_OK, nTable = 0, isUpgraded;
   (void)argc; (void)argv;
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
   if( zExists ){
-    rc = logEnsureShared(db, &zErr);
+    rc = logEnsureShared(db, 0, &isUpgraded, &zErr);
     if( rc==SQLITE_OK ) zStale = logFindStale(db, &nTable, &rc);
   }
   if( rc==SQLITE_OK && zStale ){
@@ -1009,14 +1258,46 @@ static void logProbeKind(sqlite3_context *ctx){
   sqlite3_free(zOn);
 }
 
+/* The origin of the transaction p is in (ORIGINS), or NULL: set while
+** enlisted in it, so a transaction not joined yet has none. */
+static const char *logOrigin(Connection *p){
+  return sqlitetriggers_callback_is_enlisted(p)
+      && p->logOriginTransaction==sqlitetriggers_callback_transaction(p) ? p->zLogOrigin : 0;
+}
+
+/* A log row's origin (LOG_ORIGIN_SQL).  It joins the transaction, as the
+** stamp does, and notes that the transaction's origin was read: it can no
+** longer change (sqlitetriggers_log_origin). */
+static void logRowOrigin(sqlite3_context *ctx, Connection *p){
+  const char *zOrigin;
+  int rc = sqlitetriggers_callback_enlist(ctx, p);
+  if( rc!=SQLITE_OK ) return;   /* read-only: NULL, as SQLite's own */
+  p->logOriginReadIn = sqlitetriggers_callback_transaction(p);
+  zOrigin = logOrigin(p);
+  if( zOrigin ) sqlite3_result_text(ctx, zOrigin, -1, SQLITE_TRANSIENT);
+}
+
+/* TOMBSTONES: the time of a change, as datetime_subsec() gives it. */
+static void logTime(sqlite3_context *ctx, Connection *p){
+  sqlite3_int64 iJD;
+  char zOut[32];
+  if( sqlitetriggers_compute_jd(ctx, p, "sqlitetriggers_log", 0, 0, &iJD)!=JD_OK ) return;
+  sqlite3_result_text(ctx, zOut, sqlitetriggers_format_jd(iJD, zOut), SQLITE_TRANSIENT);
+}
+
 /* sqlite_compileoption_get(N): SQLite's own, but for LOG_STAMP_ARGUMENT,
-** which is the transaction's stamp, and LOG_PROBE_MODE_ARGUMENT, a
-** probe's kind. */
+** which is the transaction's stamp, LOG_PROBE_MODE_ARGUMENT, a probe's
+** kind, LOG_ORIGIN_ARGUMENT and LOG_TIME_ARGUMENT. */
 static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_int64 iArg = sqlite3_value_type(argv[0])==SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0;
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
   (void)argc;
   if( iArg==LOG_STAMP_ARGUMENT ){
-    logStamp(ctx, (Connection*)sqlite3_user_data(ctx));
+    logStamp(ctx, p);
+  }else if( iArg==LOG_ORIGIN_ARGUMENT ){
+    logRowOrigin(ctx, p);
+  }else if( iArg==LOG_TIME_ARGUMENT ){
+    logTime(ctx, p);
   }else if( iArg==LOG_PROBE_MODE_ARGUMENT ){
     logProbeKind(ctx);
   }else{
@@ -1027,6 +1308,64 @@ static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_val
 /* 1 when the transaction committing on p wrote log rows. */
 int sqlitetriggers_log_is_stamped(Connection *p){
   return p->logTransactionId!=0 && p->logTransaction==sqlitetriggers_callback_transaction(p);
+}
+
+/* 1 when a transaction is open; else 0 after setting zFunc's error. */
+static int logInTransaction(sqlite3_context *ctx, const char *zFunc){
+  if( !sqlite3_get_autocommit(sqlite3_context_db_handle(ctx)) ) return 1;
+  sqlitetriggers_result_error(ctx, zFunc, "no transaction is open: call it after BEGIN, inside the "
+                              "transaction it is about");
+  return 0;
+}
+
+static void logOriginFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_origin";
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
+  const char *zOrigin = 0, *zWas;
+  char *zCopy = 0;
+  int rc;
+  if( argc==0 ){
+    if( (zWas = logOrigin(p))!=0 ) sqlite3_result_text(ctx, zWas, -1, SQLITE_TRANSIENT);
+    return;
+  }
+  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) || !logInTransaction(ctx, zFunc) ) return;
+  if( sqlite3_value_type(argv[0])!=SQLITE_NULL ){
+    zOrigin = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "an origin (text, or NULL for local)");
+    if( zOrigin==0 ) return;
+    if( zOrigin[0]==0 ){
+      sqlitetriggers_result_error(ctx, zFunc, "an origin cannot be empty: pass NULL for local changes");
+      return;
+    }
+  }
+  rc = sqlitetriggers_callback_enlist(ctx, p);
+  if( (rc & 0xff)==SQLITE_READONLY ){
+    sqlitetriggers_result_error(ctx, zFunc, "this connection is read-only: its transactions log nothing");
+    return;
+  }
+  if( rc!=SQLITE_OK ) return;
+  zWas = logOrigin(p);
+  if( p->logOriginReadIn==sqlitetriggers_callback_transaction(p)
+   && (zWas==0 ? zOrigin!=0 : zOrigin==0 || strcmp(zWas, zOrigin)!=0) ){
+    sqlitetriggers_result_error(ctx, zFunc, "this transaction has logged changes already, and they "
+                                "keep the origin they were logged with: set the origin before the "
+                                "transaction's first change");
+    return;
+  }
+  if( zOrigin && (zCopy = sqlite3_mprintf("%s", zOrigin))==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_free(p->zLogOrigin);
+  p->zLogOrigin = zCopy;
+  p->logOriginTransaction = sqlitetriggers_callback_transaction(p);
+  if( zCopy ) sqlite3_result_text(ctx, zCopy, -1, SQLITE_TRANSIENT);
+}
+
+static void logTransactionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_transaction";
+  (void)argc; (void)argv;
+  if( !logInTransaction(ctx, zFunc) ) return;
+  logStamp(ctx, (Connection*)sqlite3_user_data(ctx));
 }
 
 static void logStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
@@ -1041,6 +1380,10 @@ int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
     void (*xFunc)(sqlite3_context*, int, sqlite3_value**);
   } aFunc[] = {
     { "sqlitetriggers_log_install", 1, logInstallFunc },
+    { "sqlitetriggers_log_install", 2, logInstallFunc },
+    { "sqlitetriggers_log_origin", 0, logOriginFunc },
+    { "sqlitetriggers_log_origin", 1, logOriginFunc },
+    { "sqlitetriggers_log_transaction", 0, logTransactionFunc },
     { "sqlitetriggers_log_uninstall", 1, logUninstallFunc },
     { "sqlitetriggers_log_check", 0, logCheckFunc },
     { "sqlitetriggers_log_stamp", 0, logStampFunc },

@@ -1,0 +1,262 @@
+# The durable log as a sync engine's outbox (durable_log.c, ORIGINS,
+# TOMBSTONES and the upgrade from format 1): writes a download makes carry
+# their origin, deletions keep their values and time, and a file of the
+# previous format is upgraded in place.  As in test_durable_log.sh, each
+# statement that may fail stands on its own line.
+
+NOTES="CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT UNIQUE, updatedAt TEXT);"
+
+# plain_sync SCRIPT DB: the sqlite3 CLI without the extension.
+plain_sync() {
+  printf '%s\n' "$1" | "$SQLITE3" -batch "$2" 2>&1
+}
+
+check "a transaction's origin is written with each of its rows; other transactions log NULL (local)" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes');
+BEGIN;
+SELECT sqlitetriggers_log_origin('server');
+INSERT INTO notes(body) VALUES ('downloaded'), ('too');
+UPDATE notes SET body = 'edited' WHERE id = 2;
+SELECT sqlitetriggers_log_origin();
+COMMIT;
+INSERT INTO notes(body) VALUES ('typed');
+SELECT quote(sqlitetriggers_log_origin());
+SELECT id, kind, rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;" \
+  "1
+server
+server
+NULL
+1|insert|1|'server'
+2|insert|2|'server'
+3|update|2|'server'
+4|insert|3|NULL"
+
+check "an origin is set inside a transaction, before its first change; every mistake names the remedy" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes');
+SELECT sqlitetriggers_log_origin('server');
+BEGIN;
+INSERT INTO notes(body) VALUES ('first');
+SELECT sqlitetriggers_log_origin('server');
+SELECT quote(sqlitetriggers_log_origin(NULL));
+ROLLBACK;
+BEGIN;
+SELECT sqlitetriggers_log_origin('');
+SELECT sqlitetriggers_log_origin(7);
+SELECT sqlitetriggers_log_origin('ser' || char(0) || 'ver');
+SELECT sqlitetriggers_log_origin('a');
+SELECT sqlitetriggers_log_origin('b');
+INSERT INTO notes(body) VALUES ('second');
+SELECT sqlitetriggers_log_origin('b');
+COMMIT;
+SELECT rowKey, origin FROM sqlitetriggers_log;" \
+  "1
+Runtime error near line 4: sqlitetriggers_log_origin: no transaction is open: call it after BEGIN, inside the transaction it is about
+Runtime error near line 7: sqlitetriggers_log_origin: this transaction has logged changes already, and they keep the origin they were logged with: set the origin before the transaction's first change
+NULL
+Runtime error near line 11: sqlitetriggers_log_origin: an origin cannot be empty: pass NULL for local changes
+Runtime error near line 12: sqlitetriggers_log_origin: expects an origin (text, or NULL for local)
+Runtime error near line 13: sqlitetriggers_log_origin: an origin (text, or NULL for local) holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+a
+b
+b
+1|b"
+
+check "an origin lasts one transaction: rolled back or committed, the next is local; savepoints do not undo it" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes');
+BEGIN;
+SELECT sqlitetriggers_log_origin('gone');
+ROLLBACK;
+INSERT INTO notes(body) VALUES ('local');
+BEGIN;
+SAVEPOINT s;
+SELECT sqlitetriggers_log_origin('server');
+ROLLBACK TO s;
+INSERT INTO notes(body) VALUES ('still server');
+COMMIT;
+INSERT INTO notes(body) VALUES ('local again');
+SELECT rowKey, quote(origin) FROM sqlitetriggers_log ORDER BY id;" \
+  "1
+gone
+server
+1|NULL
+2|'server'
+3|NULL"
+
+db=$(scratch_db)
+plain_sync "$NOTES
+CREATE TABLE audit(n);
+CREATE VIEW forge AS SELECT sqlitetriggers_log_origin('server') AS o;
+CREATE TRIGGER forge_on_insert BEFORE INSERT ON audit BEGIN SELECT sqlitetriggers_log_origin('server'); END;" "$db" >/dev/null
+check "no view or trigger in a file can set an origin (direct-only): the app's writes stay local" \
+  "SELECT sqlitetriggers_log_install('notes');
+BEGIN;
+SELECT o FROM forge;
+INSERT INTO audit VALUES (1);
+INSERT INTO notes(body) VALUES ('mine');
+COMMIT;
+SELECT quote(origin) FROM sqlitetriggers_log;" \
+  "1
+Parse error near line 4: unsafe use of sqlitetriggers_log_origin()
+Parse error near line 5: unsafe use of sqlitetriggers_log_origin()
+NULL" "$db"
+out=$(plain_sync "BEGIN;
+INSERT INTO notes(body) VALUES ('plain');
+COMMIT;
+SELECT quote(origin), quote(tx) FROM sqlitetriggers_log ORDER BY id DESC LIMIT 1;" "$db")
+check_same "a writer without the extension logs local changes (origin NULL)" "$out" "NULL|NULL"
+
+check "sqlitetriggers_log_transaction() is the tx its transaction's rows carry, readable before them, refused outside" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes');
+SELECT sqlitetriggers_log_transaction();
+BEGIN;
+CREATE TEMP TABLE seen AS SELECT sqlitetriggers_log_transaction() AS tx;
+INSERT INTO notes(body) VALUES ('a'), ('b');
+SELECT count(*) FROM sqlitetriggers_log WHERE tx = (SELECT tx FROM temp.seen);
+SELECT sqlitetriggers_log_transaction() = (SELECT tx FROM temp.seen);
+COMMIT;
+INSERT INTO notes(body) VALUES ('c');
+SELECT count(*) FROM sqlitetriggers_log WHERE tx = (SELECT tx FROM temp.seen);" \
+  "1
+Runtime error near line 4: sqlitetriggers_log_transaction: no transaction is open: call it after BEGIN, inside the transaction it is about
+2
+1
+2"
+
+# TOMBSTONES: the deleted row's values, every type kept, and the time.
+VALUES_TABLE="CREATE TABLE kept(id INTEGER PRIMARY KEY, i, r, t, b, n, g GENERATED ALWAYS AS (i * 2) VIRTUAL);"
+check "with tombstones a deletion keeps the row's last values, type for type, and its time" \
+  "$VALUES_TABLE
+SELECT sqlitetriggers_log_install('kept', 'tombstones');
+SELECT sqlitetriggers_pin_clock('2026-01-02 03:04:05.678');
+INSERT INTO kept(id, i, r, t, b, n) VALUES
+  (1, 9223372036854775807, 0.1, 'it''s \"quoted\" ' || char(10) || 'é', x'00ff10', NULL),
+  (2, -9223372036854775808, -2.0, '', x'', NULL);
+INSERT INTO kept(id, i, r, t) VALUES (3, 0, 1e308 * 10, '{\"blob\":\"00\"}');
+DELETE FROM kept;
+SELECT kind, rowKey, time, quote(deletedRow) FROM sqlitetriggers_changes ORDER BY id;" \
+  "1
+2026-01-02 03:04:05.678
+insert|1|2026-01-02 03:04:05.678|NULL
+insert|2|2026-01-02 03:04:05.678|NULL
+insert|3|2026-01-02 03:04:05.678|NULL
+delete|1|2026-01-02 03:04:05.678|'{\"id\":1,\"i\":9223372036854775807,\"r\":{\"real\":[7205759403792794,-56]},\"t\":\"it''s \\\"quoted\\\" \\né\",\"b\":{\"blob\":\"00ff10\"},\"n\":null,\"g\":{\"real\":[4503599627370496,12]}}'
+delete|2|2026-01-02 03:04:05.678|'{\"id\":2,\"i\":-9223372036854775808,\"r\":{\"real\":[-4503599627370496,-51]},\"t\":\"\",\"b\":{\"blob\":\"\"},\"n\":null,\"g\":{\"real\":[-4503599627370496,12]}}'
+delete|3|2026-01-02 03:04:05.678|'{\"id\":3,\"i\":0,\"r\":{\"real\":[1,1024]},\"t\":\"{\\\"blob\\\":\\\"00\\\"}\",\"b\":null,\"n\":null,\"g\":0}'"
+
+for mode in OFF ON; do
+  row1="'{\"id\":1,\"body\":\"a\",\"updatedAt\":\"x\"}'"
+  if [ $mode = OFF ]; then replaced="4|1|$row1"; else replaced="5|1|$row1
+3|1|$row1"; fi
+  check "recursive_triggers $mode: with tombstones a REPLACE and a key UPDATE keep the values of the rows they delete" \
+    "PRAGMA recursive_triggers = $mode;
+$NOTES
+SELECT sqlitetriggers_log_install('notes', 'tombstones');
+INSERT INTO notes VALUES (1, 'a', 'x');
+INSERT OR REPLACE INTO notes VALUES (2, 'a', 'y');
+UPDATE notes SET id = 3;
+SELECT kind, rowKey, quote(deletedRow) FROM sqlitetriggers_log WHERE kind <> 1 ORDER BY id;" \
+    "1
+$replaced
+3|2|'{\"id\":2,\"body\":\"a\",\"updatedAt\":\"y\"}'"
+done
+
+db=$(scratch_db)
+sql "$NOTES
+SELECT sqlitetriggers_log_install('notes', 'tombstones');
+INSERT INTO notes VALUES (1, 'a', 'x');" "$db" >/dev/null
+out=$(plain_sync "DELETE FROM notes;
+SELECT deletedRow, time GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]',
+  abs(julianday(time) - julianday('now')) < 1.0 / 24 FROM sqlitetriggers_log WHERE kind = 3;" "$db")
+check_same "a writer without the extension keeps a deleted row's values and SQLite's time, in the same format" \
+  "$out" "{\"id\":1,\"body\":\"a\",\"updatedAt\":\"x\"}|1|1"
+
+check "installing again keeps a table's mode; 'keys' and 'tombstones' switch it; another mode is refused" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes', 'tombstones');
+SELECT sqlitetriggers_log_install('notes');
+SELECT tombstones FROM sqlitetriggers_log_tables;
+SELECT sqlitetriggers_log_check();
+SELECT sqlitetriggers_log_install('notes', 'KEYS');
+SELECT tombstones FROM sqlitetriggers_log_tables;
+INSERT INTO notes VALUES (1, 'a', 'x');
+DELETE FROM notes;
+SELECT quote(time), quote(deletedRow) FROM sqlitetriggers_log WHERE kind = 3;
+SELECT sqlitetriggers_log_install('notes', 'values');
+SELECT sqlitetriggers_log_install('notes', NULL);" \
+  "1
+1
+1
+1
+1
+0
+NULL|NULL
+Runtime error near line 12: sqlitetriggers_log_install: no mode 'values': 'keys' logs the keys of changed rows, 'tombstones' also the values of deleted ones and the time of each change
+Runtime error near line 13: sqlitetriggers_log_install: expects a mode ('keys' or 'tombstones')"
+
+wide="CREATE TABLE wide(id INTEGER PRIMARY KEY"
+for i in $(seq 1 70); do wide="$wide, c$i"; done
+check "a table of 71 columns keeps them all (past json_object()'s 63)" \
+  "$wide);
+SELECT sqlitetriggers_log_install('wide', 'tombstones');
+INSERT INTO wide(id, c1, c70) VALUES (1, 'first', 'last');
+DELETE FROM wide;
+SELECT (SELECT count(*) FROM json_each(deletedRow)), json_extract(deletedRow, '$.c70') FROM sqlitetriggers_log WHERE kind = 3;" \
+  "1
+71|last"
+
+# SQLite's message differs between versions after the trigger's name.
+out=$(sql "$NOTES
+SELECT sqlitetriggers_log_install('notes', 'tombstones');
+ALTER TABLE notes DROP COLUMN updatedAt;
+SELECT sqlitetriggers_log_install('notes', 'keys');
+ALTER TABLE notes DROP COLUMN updatedAt;
+SELECT sqlitetriggers_log_install('notes', 'tombstones');
+SELECT sqlitetriggers_log_check();" |
+  sed -E -e 's/^Runtime error near/Error near/' -e 's/(error in trigger sqlitetriggers_log_1_).*/\1.../')
+check_same "with tombstones, DROP COLUMN fails loudly, naming the log's trigger; installed as keys first, it works" \
+  "$out" "1
+Error near line 4: error in trigger sqlitetriggers_log_1_...
+1
+1
+1"
+
+# The upgrade from format 1: the fixture is a file an earlier version wrote.
+FORMAT1="$(dirname "${BASH_SOURCE[0]}")/fixtures/durable_log_format1.sql"
+db=$(scratch_db)
+plain_sync "$(cat "$FORMAT1")" "$db" >/dev/null
+check "a log of format 1 is refused by the check, naming the remedy" \
+  "SELECT sqlitetriggers_log_check();
+SELECT formatVersion FROM sqlitetriggers_log_meta;" \
+  "Runtime error near line 2: sqlitetriggers_log_check: the durable log in this file is of format 1 (an earlier SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to upgrade it to format 2, which every logged table then uses
+1" "$db"
+check "installing upgrades it: rows, consumers and positions kept, every logged table's triggers rewritten" \
+  "CREATE TABLE other(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_log_install('other');
+SELECT formatVersion FROM sqlitetriggers_log_meta;
+SELECT sqlitetriggers_log_check();
+SELECT id, kind, rowKey, quote(origin) FROM sqlitetriggers_log ORDER BY id;
+SELECT name, position FROM sqlitetriggers_log_consumers;
+BEGIN;
+SELECT sqlitetriggers_log_origin('server');
+INSERT INTO lists(title) VALUES ('after');
+COMMIT;
+SELECT rowKey, origin FROM sqlitetriggers_log ORDER BY id DESC LIMIT 1;" \
+  "2
+2
+2
+2|1|2|NULL
+3|1|3|NULL
+4|3|1|NULL
+sync|1
+server
+4|server" "$db"
+fresh=$(scratch_db)
+sql "CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT UNIQUE); CREATE TABLE other(id INTEGER PRIMARY KEY);
+SELECT sqlitetriggers_log_install('lists'), sqlitetriggers_log_install('other');" "$fresh" >/dev/null
+schema="SELECT type, name, sql FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%' ORDER BY name;"
+check_same "the upgraded file holds exactly the definitions a fresh install writes" \
+  "$(plain_sync "$schema" "$db")" "$(plain_sync "$schema" "$fresh")"
