@@ -22,7 +22,7 @@ public struct DurableChange<Record> {
     /// inserted is logged before the insert, and a row a write conflicted
     /// with on a UNIQUE column is `deleted` even when the write did not
     /// replace it); with `net: true`, the net change of the row over its
-    /// transaction (see ``GRDB/Database/durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``).
+    /// transaction (see ``GRDB/Database/durableBatch(for:of:limit:net:excluding:)-(_,FeedTable<Record>,_,_,_)``).
     /// An update that changed the key is a deletion of the old key and an
     /// insertion of the new one.
     public enum Kind: Int, Sendable, Hashable {
@@ -45,13 +45,26 @@ public struct DurableChange<Record> {
     /// The row as it is when the batch was read; nil when it no longer
     /// exists.
     public var record: Record?
+    /// For a table logged with tombstones (``GRDB/Database/installDurableLog(for:tombstones:)``),
+    /// the row's last values when this change deleted it, decoded as
+    /// ``record`` is; nil for any other change or table.
+    public var deletedRecord: Record?
+    /// For a table logged with tombstones, when the change was written: the
+    /// clock touch rules stamp with (`datetime_subsec()`: GRDB's
+    /// `transactionDate`, or a pinned clock) on connections with
+    /// SQLiteTriggers, SQLite's clock for other writers; in both, the time
+    /// the write ran, not the instant of its commit. Nil for other tables.
+    public var time: Date?
 
-    public init(id: Int64, tableName: String, kind: Kind, key: [DatabaseValue], record: Record?) {
+    public init(id: Int64, tableName: String, kind: Kind, key: [DatabaseValue], record: Record?,
+                deletedRecord: Record? = nil, time: Date? = nil) {
         self.id = id
         self.tableName = tableName
         self.kind = kind
         self.key = key
         self.record = record
+        self.deletedRecord = deletedRecord
+        self.time = time
     }
 
     @available(*, deprecated, renamed: "tableName")
@@ -125,13 +138,23 @@ public struct DurableConsumerState: Sendable, Hashable {
 /// nil ``id``.
 public struct DurableTransaction<Record> {
     /// The transaction's stamp: a random 63-bit number that its changes
-    /// share and no other transaction's carry; nil when unknown.
+    /// share and no other transaction's carry; nil when unknown. Inside
+    /// the transaction, ``GRDB/Database/durableLogTransactionID()`` reads it.
     public var id: Int64?
+    /// Where its writes came from, as ``GRDB/Database/setDurableLogOrigin(_:)``
+    /// said inside it ("server" for a download); nil for local writes,
+    /// and for every writer without SQLiteTriggers.
+    public var origin: String?
     public var changes: [DurableChange<Record>]
+    /// The id of its last row in the log, changes of tables not read
+    /// included: where acknowledging through it moves the position.
+    var lastLogID: Int64
 
-    public init(id: Int64?, changes: [DurableChange<Record>]) {
+    public init(id: Int64?, origin: String? = nil, changes: [DurableChange<Record>]) {
         self.id = id
+        self.origin = origin
         self.changes = changes
+        self.lastLogID = changes.last?.id ?? 0
     }
 }
 
@@ -155,6 +178,9 @@ public struct DurableBatch<Record> {
     public var position: Int64
     /// Whether the position moves at all: false when nothing was read.
     public var advances: Bool
+    /// Whether it was read with `net: true`: then acknowledged a whole
+    /// transaction at a time.
+    var isNet = false
 
     /// Every change, in commit order.
     public var changes: [DurableChange<Record>] { transactions.flatMap(\.changes) }
@@ -200,10 +226,72 @@ extension Database {
     /// ```swift
     /// try dbQueue.write { db in try db.installDurableLog(for: ["reminders"]) }
     /// ```
+    ///
+    /// A table installed before keeps its mode (with tombstones or not); a
+    /// new one logs keys. Installing upgrades a log an earlier
+    /// SQLiteTriggers wrote to this version's format.
     public func installDurableLog(for tables: [String]) throws {
         for table in tables {
             try execute(sql: "SELECT sqlitetriggers_log_install(?)", arguments: [table])
         }
+    }
+
+    /// Installs the durable log of each table, with tombstones or without:
+    /// with them, a deletion keeps the row's last values
+    /// (``DurableChange/deletedRecord``) and every change its time
+    /// (``DurableChange/time``), from every writer, so that a sync can
+    /// send a deletion with its time. A table with tombstones names its
+    /// columns in its triggers: to drop one of them, install the table
+    /// without tombstones first, then with them again after the
+    /// `ALTER TABLE`.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in try db.installDurableLog(for: ["reminders"], tombstones: true) }
+    /// ```
+    public func installDurableLog(for tables: [String], tombstones: Bool) throws {
+        for table in tables {
+            try execute(sql: "SELECT sqlitetriggers_log_install(?, ?)", arguments: [table, tombstones ? "tombstones" : "keys"])
+        }
+    }
+
+    /// Marks the current transaction's writes as coming from `origin`
+    /// ("server" for what a sync downloads), so that a consumer can leave
+    /// them out (`durableBatch(for:of:limit:net:excluding:)`) instead of
+    /// sending them back; nil marks them local, as every transaction
+    /// starts. Call it inside the transaction, before its first logged
+    /// change: later, or outside a transaction, it throws. No view,
+    /// trigger or default in a database file can set an origin.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in
+    ///     try db.setDurableLogOrigin("server")
+    ///     try db.execute(sql: "INSERT INTO reminders(id, title) VALUES (?, ?)", arguments: [7, "from the server"])
+    /// }
+    /// ```
+    public func setDurableLogOrigin(_ origin: String?) throws {
+        try execute(sql: "SELECT sqlitetriggers_log_origin(?)", arguments: [origin])
+    }
+
+    /// The current transaction's origin, or nil when its writes are local.
+    ///
+    /// ```swift
+    /// let origin = try dbQueue.write { db in try db.durableLogOrigin() }
+    /// ```
+    public func durableLogOrigin() throws -> String? {
+        try String.fetchOne(self, sql: "SELECT sqlitetriggers_log_origin()")
+    }
+
+    /// The current transaction's id in the log: the ``DurableTransaction/id``
+    /// its changes will carry. Throws outside a transaction.
+    ///
+    /// ```swift
+    /// let id = try dbQueue.write { db in try db.durableLogTransactionID() }
+    /// ```
+    public func durableLogTransactionID() throws -> Int64 {
+        guard let id = try Int64.fetchOne(self, sql: "SELECT sqlitetriggers_log_transaction()") else {
+            throw DatabaseError(message: "durableLogTransactionID: this connection is read-only, and its transactions log nothing")
+        }
+        return id
     }
 
     /// Does nothing: every connection with SQLiteTriggers stamps its
@@ -324,6 +412,10 @@ extension Database {
     /// only conflicted with it), the batch reads the rest of the log once
     /// to learn whether it existed after that transaction.
     ///
+    /// `excluding` leaves out the transactions of those origins (see
+    /// ``setDurableLogOrigin(_:)``): an uploader reads past what its own
+    /// downloads wrote, which acknowledging passes too.
+    ///
     /// ```swift
     /// try dbQueue.write { db in
     ///     let batch = try db.durableBatch(for: "sync", of: FeedTable(Reminder.self))
@@ -332,25 +424,26 @@ extension Database {
     /// }
     /// ```
     public func durableBatch<Record>(for consumer: String, of table: FeedTable<Record>, limit: Int = 256,
-                                     net: Bool = false) throws -> DurableBatch<Record> {
-        try durableBatch(for: consumer, of: [table], limit: limit, net: net)
+                                     net: Bool = false, excluding origins: Set<String> = []) throws -> DurableBatch<Record> {
+        try durableBatch(for: consumer, of: [table], limit: limit, net: net, excluding: origins)
     }
 
     /// Reads the next changes of a record's table, as the observers take
-    /// it; see ``durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``.
+    /// it; see ``durableBatch(for:of:limit:net:excluding:)-(_,FeedTable<Record>,_,_,_)``.
     ///
     /// ```swift
     /// let batch = try dbQueue.read { db in try db.durableBatch(for: "sync", of: Reminder.self) }
     /// ```
     public func durableBatch<Record: FetchableRecord & TableRecord>(
-        for consumer: String, of record: Record.Type, limit: Int = 256, net: Bool = false
+        for consumer: String, of record: Record.Type, limit: Int = 256, net: Bool = false,
+        excluding origins: Set<String> = []
     ) throws -> DurableBatch<Record> {
-        try durableBatch(for: consumer, of: [FeedTable(record)], limit: limit, net: net)
+        try durableBatch(for: consumer, of: [FeedTable(record)], limit: limit, net: net, excluding: origins)
     }
 
     /// Reads the next changes of several tables whose rows decode to one
     /// type (an enum of your records, say); see
-    /// ``durableBatch(for:of:limit:net:)-(_,FeedTable<Record>,_,_)``.
+    /// ``durableBatch(for:of:limit:net:excluding:)-(_,FeedTable<Record>,_,_,_)``.
     ///
     /// ```swift
     /// enum Item: Sendable { case list(String), reminder(String) }
@@ -359,11 +452,11 @@ extension Database {
     /// let batch = try dbQueue.read { db in try db.durableBatch(for: "sync", of: tables) }
     /// ```
     public func durableBatch<Record>(for consumer: String, of tables: [FeedTable<Record>], limit: Int = 256,
-                                     net: Bool = false) throws -> DurableBatch<Record> {
+                                     net: Bool = false, excluding origins: Set<String> = []) throws -> DurableBatch<Record> {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
         let position = try durablePosition(of: consumer)
         let changes = """
-            SELECT l.id, l.tableId, t.tableName, l.kind, l.rowKey, l.tx, t.keyColumns
+            SELECT l.id, l.tableId, t.tableName, l.kind, l.rowKey, l.tx, l.origin, l.time, l.deletedRow, t.keyColumns
             FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
             WHERE l.id > ?
             """
@@ -373,26 +466,29 @@ extension Database {
             rows += try Row.fetchAll(self, sql: changes + " AND l.tx = ? ORDER BY l.id", arguments: [last["id"] as Int64, tx])
         }
         var reader = DurableRowReader(tables: tables)
+        // Every transaction read, the rows of tables not read included
+        // (they end it), then its changes of the tables read.
+        var read: [(tx: Int64?, origin: String?, lastLogID: Int64)] = []
         var transactions: [[DurableNetFolding.Logged<Record>]] = []
-        var transactionIDs: [Int64?] = []
         for row in rows {
-            let tx: Int64? = row["tx"]
+            let id: Int64 = row["id"], tx: Int64? = row["tx"]
+            if tx == nil || read.last?.tx != tx {
+                read.append((tx, row["origin"], id))
+                transactions.append([])
+            }
+            read[read.count - 1].lastLogID = id
             guard let tableName: String = row["tableName"],
                   let table = try reader.table(named: tableName, keyColumns: row["keyColumns"], in: self) else { continue }
             let key = try DurableRowReader<Record>.key(row["rowKey"], columns: table.keyColumns, in: self)
             let loggedKind: Int = row["kind"]
             let change = DurableChange<Record>(
-                id: row["id"], tableName: table.feed.name, kind: DurableNetFolding.exactKind(loggedKind),
-                key: key, record: try table.current(key))
-            let logged = DurableNetFolding.Logged(
+                id: id, tableName: table.feed.name, kind: DurableNetFolding.exactKind(loggedKind),
+                key: key, record: try table.current(key),
+                deletedRecord: try (row["deletedRow"] as String?).map { try table.decode(deletedRow: $0, in: self) },
+                time: row["time"])
+            transactions[transactions.count - 1].append(DurableNetFolding.Logged(
                 change: change, loggedKind: loggedKind,
-                row: DurableNetFolding.RowIdentity(tableId: row["tableId"], rowKey: row["rowKey"]))
-            if let tx, transactionIDs.last == tx {
-                transactions[transactions.count - 1].append(logged)
-            } else {
-                transactions.append([logged])
-                transactionIDs.append(tx)
-            }
+                row: DurableNetFolding.RowIdentity(tableId: row["tableId"], rowKey: row["rowKey"])))
         }
         let end: Int64 = rows.last?["id"] ?? position
         if net {
@@ -400,10 +496,16 @@ extension Database {
                 of: DurableNetFolding.rowsNeedingLaterTransactions(transactions), after: end, in: self)
             transactions = DurableNetFolding.folded(transactions, later: later)
         }
-        let result = zip(transactionIDs, transactions).map { id, logged in
-            DurableTransaction(id: id, changes: logged.map(\.change))
-        }.filter { !$0.changes.isEmpty }
-        return DurableBatch(consumer: consumer, transactions: result, position: end, advances: end > position)
+        // Left out after folding, which needs every transaction.
+        let result = zip(read, transactions).compactMap { transaction, logged -> DurableTransaction<Record>? in
+            if logged.isEmpty || transaction.origin.map(origins.contains) == true { return nil }
+            var kept = DurableTransaction(id: transaction.tx, origin: transaction.origin, changes: logged.map(\.change))
+            kept.lastLogID = transaction.lastLogID
+            return kept
+        }
+        var batch = DurableBatch(consumer: consumer, transactions: result, position: end, advances: end > position)
+        batch.isNet = net
+        return batch
     }
 
     /// Moves the batch's consumer past it. In the transaction that applied
@@ -419,8 +521,53 @@ extension Database {
     /// ```
     public func acknowledge<Record>(_ batch: DurableBatch<Record>) throws {
         guard batch.advances else { return }
-        try execute(sql: "UPDATE sqlitetriggers_log_consumers SET position = max(position, ?) WHERE name = ?",
-                    arguments: [batch.position, batch.consumer])
+        try moveDurablePosition(of: batch.consumer, to: batch.position)
+    }
+
+    /// Moves the batch's consumer through one of its changes, so that a
+    /// crash later delivers only the changes after it: an uploader
+    /// acknowledges what the server confirmed as it goes. For a batch
+    /// read with `net: false`; a net batch folds each transaction's
+    /// changes into one per row, so it is acknowledged a transaction at a
+    /// time (``acknowledge(_:through:)-(_,DurableTransaction<Record>)``).
+    /// The position never moves back.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in
+    ///     let batch = try db.durableBatch(for: "upload", of: FeedTable(Reminder.self))
+    ///     if let first = batch.changes.first { try db.acknowledge(batch, through: first) }
+    /// }
+    /// ```
+    public func acknowledge<Record>(_ batch: DurableBatch<Record>, through change: DurableChange<Record>) throws {
+        guard !batch.isNet else {
+            throw DatabaseError(message: "acknowledge(_:through:): a net batch folds each transaction's changes "
+                + "into one per row, so a change does not mark a point in the log: acknowledge through the "
+                + "change's DurableTransaction, or read with net: false")
+        }
+        guard batch.transactions.contains(where: { $0.changes.contains { $0.id == change.id } }) else {
+            throw DatabaseError(message: "acknowledge(_:through:): change \(change.id) is not in this batch of "
+                + "consumer \"\(batch.consumer)\"")
+        }
+        try moveDurablePosition(of: batch.consumer, to: change.id)
+    }
+
+    /// Moves the batch's consumer through one of its transactions (the
+    /// changes of tables it does not read and of origins it left out,
+    /// before that transaction's end, included), so that a crash later
+    /// delivers only the transactions after it. Works for net batches too.
+    ///
+    /// ```swift
+    /// try dbQueue.write { db in
+    ///     let batch = try db.durableBatch(for: "upload", of: FeedTable(Reminder.self), net: true)
+    ///     if let first = batch.transactions.first { try db.acknowledge(batch, through: first) }
+    /// }
+    /// ```
+    public func acknowledge<Record>(_ batch: DurableBatch<Record>, through transaction: DurableTransaction<Record>) throws {
+        guard batch.transactions.contains(where: { $0.lastLogID == transaction.lastLogID && $0.id == transaction.id }) else {
+            throw DatabaseError(message: "acknowledge(_:through:): the transaction is not in this batch of consumer "
+                + "\"\(batch.consumer)\"")
+        }
+        try moveDurablePosition(of: batch.consumer, to: transaction.lastLogID)
     }
 
     /// The id of the last change the log has recorded (0 when none): it
@@ -443,17 +590,32 @@ extension Database {
         try startDurableConsumer(consumer)
     }
 
+    /// The log's format this version writes and reads (ext/durable_log.c).
+    static let durableLogFormat = 2
+
     func hasDurableLog() throws -> Bool {
         try Bool.fetchOne(self, sql: "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_consumers'") ?? false
     }
 
-    /// The consumer's position; throws when it is unknown or fell behind.
+    /// Moves the consumer's position forward to `position`.
+    func moveDurablePosition(of consumer: String, to position: Int64) throws {
+        try execute(sql: "UPDATE sqlitetriggers_log_consumers SET position = max(position, ?) WHERE name = ?",
+                    arguments: [position, consumer])
+    }
+
+    /// The consumer's position; throws when it is unknown or fell behind,
+    /// or the log is of an earlier format.
     func durablePosition(of consumer: String) throws -> Int64 {
         guard let row = try Row.fetchOne(self, sql: """
-            SELECT c.position, m.compactedThrough FROM sqlitetriggers_log_consumers AS c, sqlitetriggers_log_meta AS m
-            WHERE c.name = ?
+            SELECT c.position, m.compactedThrough, m.formatVersion
+            FROM sqlitetriggers_log_consumers AS c, sqlitetriggers_log_meta AS m WHERE c.name = ?
             """, arguments: [consumer]) else { throw DurableLogError.unknownConsumer(consumer) }
-        let position: Int64 = row[0], compactedThrough: Int64 = row[1]
+        let position: Int64 = row[0], compactedThrough: Int64 = row[1], format: Int = row[2]
+        guard format == Self.durableLogFormat else {
+            throw DatabaseError(message: "the durable log in this file is of format \(format), and this "
+                + "SQLiteTriggers reads format \(Self.durableLogFormat): installDurableLog(for:) again, in a "
+                + "migration, upgrades it")
+        }
         if position < compactedThrough {
             throw DurableLogError.fellBehind(consumer: consumer, position: position, compactedThrough: compactedThrough)
         }
@@ -476,6 +638,16 @@ struct DurableRowReader<Record> {
         /// The row under `key`, decoded; nil when it no longer exists.
         func current(_ key: [DatabaseValue]) throws -> Record? {
             try Row.fetchOne(statement, arguments: StatementArguments(key)).map(feed.decode)
+        }
+
+        /// A tombstone's values (the log's deletedRow: a JSON object whose
+        /// values keep their types as keys do), decoded as a row.
+        func decode(deletedRow json: String, in db: Database) throws -> Record {
+            var values: [String: DatabaseValue] = [:]
+            for row in try Row.fetchAll(db.cachedStatement(sql: DurableRowReader.exactValuesSQL), arguments: [json]) {
+                values[row["key"]] = DurableRowReader.exactValue(row)
+            }
+            return try feed.decode(Row(values as [String: (any DatabaseValueConvertible)?]))
         }
     }
 
@@ -511,24 +683,30 @@ struct DurableRowReader<Record> {
         return Double(sign: sign, exponent: exponent, significand: Double(mantissa.magnitude))
     }
 
+    /// The members of a JSON array or object whose values keep their
+    /// types: a blob is {"blob":"<hex>"}; a REAL is {"real":[M,E]}, exactly
+    /// M * 2^E (ext/durable_log.c), E = 1024 being an infinity.
+    static var exactValuesSQL: String { """
+        SELECT key, value, type,
+          CASE type WHEN 'object' THEN json_extract(value, '$.blob') END AS blob,
+          CASE type WHEN 'object' THEN json_extract(value, '$.real[0]') END AS mantissa,
+          CASE type WHEN 'object' THEN json_extract(value, '$.real[1]') END AS exponent
+        FROM json_each(?) ORDER BY id
+        """ }
+
+    /// One member read by ``exactValuesSQL``, as the value it stands for.
+    static func exactValue(_ row: Row) -> DatabaseValue {
+        guard (row["type"] as String?) == "object" else { return row["value"] }
+        if let mantissa: Int64 = row["mantissa"], let exponent: Int = row["exponent"] {
+            return Self.exactReal(mantissa: mantissa, exponent: exponent).databaseValue
+        }
+        guard let hex: String = row["blob"], let data = Data(lowercaseHex: hex) else { return .null }
+        return data.databaseValue
+    }
+
     static func key(_ stored: DatabaseValue, columns: [String], in db: Database) throws -> [DatabaseValue] {
         guard columns.count > 1 else { return [stored] }
-        // A blob is {"blob":"<hex>"}; a REAL is {"real":[M,E]}, exactly
-        // M * 2^E (ext/durable_log.c), E = 1024 being an infinity.
-        let values = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT value, type,
-              CASE type WHEN 'object' THEN json_extract(value, '$.blob') END AS blob,
-              CASE type WHEN 'object' THEN json_extract(value, '$.real[0]') END AS mantissa,
-              CASE type WHEN 'object' THEN json_extract(value, '$.real[1]') END AS exponent
-            FROM json_each(?) ORDER BY key
-            """), arguments: [stored]).map { row -> DatabaseValue in
-            guard (row["type"] as String?) == "object" else { return row["value"] }
-            if let mantissa: Int64 = row["mantissa"], let exponent: Int = row["exponent"] {
-                return Self.exactReal(mantissa: mantissa, exponent: exponent).databaseValue
-            }
-            guard let hex: String = row["blob"], let data = Data(lowercaseHex: hex) else { return .null }
-            return data.databaseValue
-        }
+        let values = try Row.fetchAll(db.cachedStatement(sql: exactValuesSQL), arguments: [stored]).map(exactValue)
         guard values.count == columns.count else {
             throw DatabaseError(message: "sqlitetriggers_log: a composite key is not a JSON array of \(columns.count) values")
         }
@@ -609,17 +787,19 @@ enum DurableNetFolding {
     }
 
     /// One transaction's rows in the order they were first logged, each
-    /// with its logged kinds and its last change.
+    /// with its logged kinds, its last change, and its last tombstone (the
+    /// values a deletion of it kept, with tombstones).
     static func rows<Record>(of transaction: [Logged<Record>])
-        -> [(identity: RowIdentity, kinds: [Int], last: Logged<Record>)] {
+        -> [(identity: RowIdentity, kinds: [Int], last: Logged<Record>, tombstone: Record?)] {
         var order: [RowIdentity] = []
-        var byRow: [RowIdentity: (kinds: [Int], last: Logged<Record>)] = [:]
+        var byRow: [RowIdentity: (kinds: [Int], last: Logged<Record>, tombstone: Record?)] = [:]
         for logged in transaction {
             if byRow[logged.row] == nil { order.append(logged.row) }
-            byRow[logged.row, default: ([], logged)].kinds.append(logged.loggedKind)
+            byRow[logged.row, default: ([], logged, nil)].kinds.append(logged.loggedKind)
             byRow[logged.row]?.last = logged
+            if let deleted = logged.change.deletedRecord { byRow[logged.row]?.tombstone = deleted }
         }
-        return order.compactMap { identity in byRow[identity].map { (identity, $0.kinds, $0.last) } }
+        return order.compactMap { identity in byRow[identity].map { (identity, $0.kinds, $0.last, $0.tombstone) } }
     }
 
     /// Whether a transaction's kinds of a row leave open if it exists
@@ -672,14 +852,15 @@ enum DurableNetFolding {
         }
         var result = Array(repeating: [Logged<Record>](), count: transactions.count)
         for index in transactions.indices.reversed() {
-            for (row, kinds, last) in rows(of: transactions[index]) {
+            for (row, kinds, last, tombstone) in rows(of: transactions[index]) {
                 let (before, after) = existence(of: kinds, after: existsAfter[row] ?? 0)
                 existsAfter[row] = before
                 var folded = last
+                folded.change.deletedRecord = nil
                 switch (before, after) {
                 case (0, 0): continue
                 case (0, _): folded.change.kind = .inserted
-                case (_, 0): folded.change.kind = .deleted
+                case (_, 0): folded.change.kind = .deleted; folded.change.deletedRecord = tombstone
                 default: folded.change.kind = .updated
                 }
                 result[index].append(folded)

@@ -23,7 +23,8 @@ extension DatabaseWriter {
     /// as long as the returned token. A database locked by another process
     /// is tried again at the next wake-up; any other error (the consumer
     /// fell behind, the log no longer matches its table, `onBatch` threw)
-    /// goes to `onError` and ends it.
+    /// goes to `onError` and ends it. `excluding` leaves out the
+    /// transactions of those origins (``GRDB/Database/setDurableLogOrigin(_:)``).
     ///
     /// ```swift
     /// let sync = try dbPool.observeDurableChanges(to: Reminder.self, consumer: "search") { db, batch in
@@ -34,18 +35,19 @@ extension DatabaseWriter {
         to record: Record.Type,
         consumer: String,
         net: Bool = false,
+        excluding origins: Set<String> = [],
         limit: Int = 256,
         pollInterval: TimeInterval = 1,
         onError: (@Sendable (any Error) -> Void)? = nil,
         onBatch: @escaping @Sendable (Database, DurableBatch<Record>) throws -> Void
     ) throws -> DurableObservation {
-        try observeDurableChanges(to: [FeedTable(record)], consumer: consumer, net: net, limit: limit,
+        try observeDurableChanges(to: [FeedTable(record)], consumer: consumer, net: net, excluding: origins, limit: limit,
                                   pollInterval: pollInterval, onError: onError, onBatch: onBatch)
     }
 
     /// Delivers the durable log's committed changes of `tables` to
     /// `consumer`, exactly once; see
-    /// ``observeDurableChanges(to:consumer:net:limit:pollInterval:onError:onBatch:)-(Record.Type,_,_,_,_,_,_)``.
+    /// ``observeDurableChanges(to:consumer:net:excluding:limit:pollInterval:onError:onBatch:)-(Record.Type,_,_,_,_,_,_,_)``.
     ///
     /// ```swift
     /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
@@ -57,6 +59,7 @@ extension DatabaseWriter {
         to tables: [FeedTable<Record>],
         consumer: String,
         net: Bool = false,
+        excluding origins: Set<String> = [],
         limit: Int = 256,
         pollInterval: TimeInterval = 1,
         onError: (@Sendable (any Error) -> Void)? = nil,
@@ -73,7 +76,8 @@ extension DatabaseWriter {
                     guard end != lastEnd else { continue }
                     while true {
                         let advanced = try await write { db -> Bool in
-                            let batch = try db.durableBatch(for: consumer, of: tables, limit: limit, net: net)
+                            let batch = try db.durableBatch(for: consumer, of: tables, limit: limit, net: net,
+                                                            excluding: origins)
                             guard batch.advances else { return false }
                             if !batch.transactions.isEmpty { try onBatch(db, batch) }
                             try db.acknowledge(batch)
@@ -106,7 +110,10 @@ extension DatabaseWriter {
     /// body leaves the batch in hand unacknowledged: the next iteration (in
     /// this process or the next) delivers it again. The sequence throws
     /// when the consumer falls behind or the log no longer matches its
-    /// table; it ends when its task is cancelled.
+    /// table; it ends when its task is cancelled. Inside the loop,
+    /// ``GRDB/Database/acknowledge(_:through:)-(_,DurableChange<Record>)``
+    /// moves past what was done so far, so a crash delivers only the rest;
+    /// `excluding` leaves out the transactions of those origins.
     ///
     /// ```swift
     /// for try await batch in dbPool.durableChanges(to: Reminder.self, consumer: "upload") {
@@ -117,14 +124,16 @@ extension DatabaseWriter {
         to record: Record.Type,
         consumer: String,
         net: Bool = false,
+        excluding origins: Set<String> = [],
         limit: Int = 256,
         pollInterval: TimeInterval = 1
     ) -> DurableChanges<Record> {
-        durableChanges(to: [FeedTable(record)], consumer: consumer, net: net, limit: limit, pollInterval: pollInterval)
+        durableChanges(to: [FeedTable(record)], consumer: consumer, net: net, excluding: origins, limit: limit,
+                       pollInterval: pollInterval)
     }
 
     /// The durable log's committed changes of `tables` for `consumer`, at
-    /// least once; see ``durableChanges(to:consumer:net:limit:pollInterval:)-(Record.Type,_,_,_,_)``.
+    /// least once; see ``durableChanges(to:consumer:net:excluding:limit:pollInterval:)-(Record.Type,_,_,_,_,_)``.
     ///
     /// ```swift
     /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
@@ -134,10 +143,12 @@ extension DatabaseWriter {
         to tables: [FeedTable<Record>],
         consumer: String,
         net: Bool = false,
+        excluding origins: Set<String> = [],
         limit: Int = 256,
         pollInterval: TimeInterval = 1
     ) -> DurableChanges<Record> {
-        DurableChanges(writer: self, tables: tables, consumer: consumer, net: net, limit: limit, pollInterval: pollInterval)
+        DurableChanges(writer: self, tables: tables, consumer: consumer, net: net, origins: origins, limit: limit,
+                       pollInterval: pollInterval)
     }
 }
 
@@ -182,13 +193,14 @@ public final class DurableObservation: DatabaseCancellable, Sendable {
 }
 
 /// A durable log's batches as an `AsyncSequence`; see
-/// `DatabaseWriter.durableChanges(to:consumer:net:limit:pollInterval:)`.
+/// `DatabaseWriter.durableChanges(to:consumer:net:excluding:limit:pollInterval:)`.
 public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
     public typealias Element = DurableBatch<Record>
     let writer: any DatabaseWriter
     let tables: [FeedTable<Record>]
     let consumer: String
     let net: Bool
+    let origins: Set<String>
     let limit: Int
     let pollInterval: TimeInterval
 
@@ -230,7 +242,7 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
                         let end = try db.durableLogEnd()
                         if end == drainedAt { return (nil, end) }
                         return (try db.durableBatch(for: sequence.consumer, of: sequence.tables, limit: sequence.limit,
-                                                     net: sequence.net), end)
+                                                     net: sequence.net, excluding: sequence.origins), end)
                     }
                     guard let read else {
                         if await wakeIterator?.next() == nil { break }
