@@ -126,6 +126,7 @@ import Testing
         struct Completed: Decodable, Sendable { var id: UUID; var title: String }
         let logger = (error: { (message: String) in print(message) }, ())
         func upload(_ event: ReminderCompleted) {}
+        func upload(_ changes: [DurableChange<Reminder>]) async throws {}
         // For the parameters: an example may declare a Reminder of its own.
         typealias PreludeReminder = Reminder
         typealias PreludeRemindersList = RemindersList

@@ -49,7 +49,7 @@ import Testing
                                     "INSERT INTO reminders VALUES (x'00112233445566778899aabbccddeeff', 'Call Sam')"])
         #expect(shell.status == 0, "\(shell.output)")
         var index: [String] = []
-        for _ in 0..<3000 {       // up to 30 s, on two shared cores
+        for _ in 0..<6000 {       // up to 60 s, on two cores shared with the compilers of other tests
             index = try await dbPool.read { db in try String.fetchAll(db, sql: "SELECT title FROM searchIndex ORDER BY title") }
             if index == ["Buy oat milk", "Call Sam"] && uploaded.value.contains("inserted Call Sam") { break }
             try await Task.sleep(nanoseconds: 10_000_000)
