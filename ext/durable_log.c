@@ -15,7 +15,7 @@
 ** THE FORMAT (written once; SQLiteTriggersGRDB's consumer reads the same)
 **   In the main schema, created by the first install:
 **
-**   sqlitetriggers_log(id, tableId, kind, rowKey, tx, origin, time, deletedRow)
+**   sqlitetriggers_log(id, tableId, kind, rowKey, tx)
 **       One row per row change.  id: AUTOINCREMENT, so ids only grow and
 **       never come back after compaction; writers are serialized, so ids
 **       are commit order, and one transaction's rows are contiguous.
@@ -29,9 +29,18 @@
 **       An update that changes the key is a delete of
 **       the old key and an insert of the new.  tx: the transaction's stamp,
 **       or NULL (plain SQL cannot tell one transaction from the next; see
-**       TRANSACTIONS).  origin: the transaction's origin, or NULL (ORIGINS).
-**       time and deletedRow: NULL, but in the log of a table installed
-**       with tombstones (TOMBSTONES).
+**       TRANSACTIONS).  Nothing else: each column more would cost every
+**       write of every logged table (two NULL columns: 0.2 to 0.8% more
+**       instructions per row), so what only some need has tables of its
+**       own, below.
+**   sqlitetriggers_log_origins(tx, origin, since)
+**       The origin of a transaction that has one (ORIGINS), under its
+**       stamp; since: the log's end when it was set, before every change
+**       of the transaction.
+**   sqlitetriggers_log_tombstones(id, time, deletedRow)
+**       A deleted row's last values and the time of its deletion, under
+**       the id of its change, for tables installed with tombstones
+**       (TOMBSTONES).
 **   sqlitetriggers_log_tables(id, tableName, keyColumns, tombstones)
 **       The logged tables: the name installed (the triggers follow a
 **       RENAME TO; install again to rename it here), the key's columns
@@ -49,13 +58,14 @@
 **       keeps for a consumer that does not read.
 **   sqlitetriggers_changes(id, tableName, kind, rowKey, tx, origin, time,
 **       deletedRow): a view of the log with table names and kinds as text,
-**       which consumers read.
+**       its origin and tombstone joined, which consumers read.
 **
-**   Format 1 (before origins and tombstones) lacked the log's last three
-**   columns and tombstones; installing on a file of format 1 adds them with
-**   ALTER TABLE, which writes the very definitions below, and installs
-**   every logged table again.  Until then the check refuses, naming that
-**   remedy.
+**   Format 1 (before origins and tombstones) lacked the two tables and
+**   sqlitetriggers_log_tables.tombstones; installing on a file of format
+**   1 adds the column with ALTER TABLE, which writes the very definition
+**   below, and makes the view, the compaction triggers and the new tables
+**   afresh; the tables' triggers are those of format 1.  Until then the
+**   check refuses, naming that remedy.
 **
 **   On each logged table T, whose id is N:
 **     sqlitetriggers_log_N_insert, _update, _delete: AFTER triggers that
@@ -95,7 +105,11 @@
 **   Every change of a consumer's position (and every new or deleted
 **   consumer) moves compactedThrough to the lowest position of the
 **   consumers that have not fallen behind, or to maxBacklog changes before
-**   the end if that is further, and deletes the changes up to it.  So the
+**   the end if that is further, and deletes the changes up to it, their
+**   tombstones, and the origins of transactions none of whose changes are
+**   left: set before compactedThrough ("since"), and not the transaction
+**   of the first change left (its changes are contiguous), nor the one
+**   compacting.  So the
 **   log holds what the slowest live consumer has not read, at most
 **   maxBacklog changes past the last compaction; writes alone never
 **   compact (that would cost every write).  Before the first consumer the
@@ -120,8 +134,8 @@
 **   log's readers in other processes are woken (log_wakeup.c).  A hostile
 **   file that calls the override elsewhere only reads that same stamp
 **   (or the probes' kind, LOG_PROBE_KIND_SQL).
-**   Two more arguments serve the columns below: -7318, the origin, and
-**   -7319, the time; SQLite's own function answers NULL to both.
+**   One more argument serves TOMBSTONES: -7319, the time; SQLite's own
+**   function answers NULL to it.
 **   A host whose SQLite omits the compile-option functions
 **   (SQLITE_OMIT_COMPILEOPTION_DIAGS) could not run the triggers: install
 **   refuses there.
@@ -130,14 +144,14 @@
 **   A transaction may say where its writes come from ("server", for the
 **   writes a sync downloads), so that a consumer can leave them out
 **   instead of sending them back.  sqlitetriggers_log_origin(ORIGIN), run
-**   by the app inside the transaction, before its first logged change,
-**   sets it; the log's triggers write origin as
-**       sqlite_compileoption_get(-7318)
-**   which the override answers with that origin during that transaction,
-**   and NULL otherwise, as SQLite's own function always does: a writer
-**   without the extension writes local changes.  The function is
-**   direct-only: no view, trigger or default in a file can set an origin.
-**   The origin belongs to the transaction, whatever savepoints roll back.
+**   by the app anywhere inside the transaction, writes a row of
+**   sqlitetriggers_log_origins under the transaction's stamp: one
+**   statement per marked transaction, nothing per change, and nothing for
+**   a transaction without an origin.  Being data, it rolls back with the
+**   savepoint that set it, and it is gone with the last change of its
+**   transaction (COMPACTION).  A writer without the extension has no
+**   stamp, so its changes are local.  The function is direct-only: no
+**   view, trigger or default in a file can set an origin.
 **
 ** TOMBSTONES
 **   The log keeps keys, which is enough while the row can be read; a
@@ -146,10 +160,13 @@
 **   REPLACE deletes: the probes), the row's last values as deletedRow, a
 **   JSON object of its columns (generated ones included) whose values
 **   keep their types as keys do: integers and text as JSON, NULL as null,
-**   a blob as {"blob":"<lowercase hex>"}, a REAL as {"real":[M,E]}.  The
-**   text is built by concatenation (json_object() takes at most 63
-**   columns), each value through json_quote().  Every change of such a
-**   table also has its time, in datetime_subsec()'s format:
+**   a blob as {"blob":"<lowercase hex>"}, a REAL as {"real":[M,E]}, in a
+**   row of sqlitetriggers_log_tombstones that the trigger writes after
+**   the change's, under its id (last_insert_rowid()).  A column that can
+**   never hold a REAL (TEXT affinity; INT, INTEGER, TEXT or BLOB in a
+**   STRICT table) goes without the REAL branch, whose registers SQLite
+**   would zero in every run of the trigger.  The deletion's time, in
+**   datetime_subsec()'s format:
 **       coalesce(sqlite_compileoption_get(-7319), strftime('%Y-%m-%d %H:%M:%f', 'now'))
 **   the connection's clock (one clock with the app's touch stamps: a pinned
 **   clock or GRDB's transactionDate) where the extension is loaded,
@@ -184,7 +201,7 @@
 **   sqlitetriggers_log_origin(ORIGIN)
 **       Sets the current transaction's origin (ORIGINS): text without NUL,
 **       or NULL for local; returns it.  Refused outside a transaction, and
-**       once the transaction has logged a change with another origin.
+**       in a file without a log of this format.
 **   sqlitetriggers_log_origin()
 **       The current transaction's origin, or NULL.
 **   sqlitetriggers_log_transaction()
@@ -212,27 +229,48 @@
 #define LOG_END "(SELECT coalesce(max(\"seq\"), 0) FROM \"sqlite_sequence\" " \
                 "WHERE \"name\" = 'sqlitetriggers_log')"
 
-/* COMPACTION's two statements. */
+/* TRANSACTIONS: the expression the log's triggers write as tx. */
+#define LOG_STAMP_ARGUMENT -7316
+#define LOG_QUOTE(x) #x
+#define LOG_QUOTE_VALUE(x) LOG_QUOTE(x)
+#define LOG_STAMP_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_STAMP_ARGUMENT) ")"
+
+/* COMPACTION's statements.  An origin goes with the last change of its
+** transaction (whose changes are contiguous, after "since"), never while
+** its transaction is open. */
 #define LOG_COMPACT \
   "UPDATE \"sqlitetriggers_log_meta\" SET \"compactedThrough\" = max(\"compactedThrough\", " \
   "coalesce((SELECT min(c.\"position\") FROM \"sqlitetriggers_log_consumers\" AS c " \
   "WHERE c.\"position\" >= \"sqlitetriggers_log_meta\".\"compactedThrough\"), " LOG_END "), " \
   LOG_END " - \"maxBacklog\"); " \
   "DELETE FROM \"sqlitetriggers_log\" WHERE \"id\" <= " \
-  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\");"
+  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\"); " \
+  "DELETE FROM \"sqlitetriggers_log_tombstones\" WHERE \"id\" <= " \
+  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\"); " \
+  "DELETE FROM \"sqlitetriggers_log_origins\" WHERE \"since\" < " \
+  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\") AND \"tx\" IS NOT " \
+  "(SELECT \"tx\" FROM \"sqlitetriggers_log\" ORDER BY \"id\" LIMIT 1) AND \"tx\" IS NOT " \
+  LOG_STAMP_SQL ";"
 
 /* The shared objects, in creation order: the name, then the definition as
 ** sqlite_schema keeps it (install compares it to refuse foreign objects). */
 static const char *const azShared[] = {
   "sqlitetriggers_log",
   "CREATE TABLE \"sqlitetriggers_log\"(\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, "
-  "\"tableId\" INTEGER NOT NULL, \"kind\" INTEGER NOT NULL, \"rowKey\", \"tx\" INTEGER, "
-  "\"origin\" TEXT, \"time\" TEXT, \"deletedRow\" TEXT)",
+  "\"tableId\" INTEGER NOT NULL, \"kind\" INTEGER NOT NULL, \"rowKey\", \"tx\" INTEGER)",
 
   "sqlitetriggers_log_tables",
   "CREATE TABLE \"sqlitetriggers_log_tables\"(\"id\" INTEGER PRIMARY KEY, "
   "\"tableName\" TEXT NOT NULL, \"keyColumns\" TEXT NOT NULL, "
   "\"tombstones\" INTEGER NOT NULL DEFAULT 0)",
+
+  "sqlitetriggers_log_origins",
+  "CREATE TABLE \"sqlitetriggers_log_origins\"(\"tx\" INTEGER PRIMARY KEY, \"origin\" TEXT NOT NULL, "
+  "\"since\" INTEGER NOT NULL)",
+
+  "sqlitetriggers_log_tombstones",
+  "CREATE TABLE \"sqlitetriggers_log_tombstones\"(\"id\" INTEGER PRIMARY KEY, \"time\" TEXT NOT NULL, "
+  "\"deletedRow\" TEXT NOT NULL)",
 
   "sqlitetriggers_log_consumers",
   "CREATE TABLE \"sqlitetriggers_log_consumers\"(\"name\" TEXT PRIMARY KEY NOT NULL, "
@@ -247,9 +285,11 @@ static const char *const azShared[] = {
   "CREATE VIEW \"sqlitetriggers_changes\" AS SELECT l.\"id\" AS \"id\", "
   "t.\"tableName\" AS \"tableName\", CASE l.\"kind\" WHEN 1 THEN 'insert' "
   "WHEN 2 THEN 'update' ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
-  "l.\"tx\" AS \"tx\", l.\"origin\" AS \"origin\", l.\"time\" AS \"time\", "
-  "l.\"deletedRow\" AS \"deletedRow\" FROM \"sqlitetriggers_log\" AS l "
-  "LEFT JOIN \"sqlitetriggers_log_tables\" AS t ON t.\"id\" = l.\"tableId\"",
+  "l.\"tx\" AS \"tx\", o.\"origin\" AS \"origin\", d.\"time\" AS \"time\", "
+  "d.\"deletedRow\" AS \"deletedRow\" FROM \"sqlitetriggers_log\" AS l "
+  "LEFT JOIN \"sqlitetriggers_log_tables\" AS t ON t.\"id\" = l.\"tableId\" "
+  "LEFT JOIN \"sqlitetriggers_log_origins\" AS o ON o.\"tx\" = l.\"tx\" "
+  "LEFT JOIN \"sqlitetriggers_log_tombstones\" AS d ON d.\"id\" = l.\"id\"",
 
   /* A new consumer starts at the end of the log. */
   "sqlitetriggers_log_consumer_start",
@@ -289,22 +329,16 @@ static const char *const azShared[] = {
 };
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
 
-/* THE FORMAT's upgrade from format 1: ALTER TABLE ADD COLUMN appends each
+/* THE FORMAT's upgrade from format 1: ALTER TABLE ADD COLUMN appends the
 ** column to the stored definition, which then reads as azShared's; the
-** view is made again by logEnsureShared(). */
+** view and the compaction triggers changed, and logEnsureShared() makes
+** them again, with the new tables. */
 #define LOG_UPGRADE_FROM_1 \
-  "ALTER TABLE \"sqlitetriggers_log\" ADD COLUMN \"origin\" TEXT; " \
-  "ALTER TABLE \"sqlitetriggers_log\" ADD COLUMN \"time\" TEXT; " \
-  "ALTER TABLE \"sqlitetriggers_log\" ADD COLUMN \"deletedRow\" TEXT; " \
   "ALTER TABLE \"sqlitetriggers_log_tables\" ADD COLUMN \"tombstones\" INTEGER NOT NULL DEFAULT 0; " \
   "DROP VIEW \"sqlitetriggers_changes\"; " \
+  "DROP TRIGGER \"sqlitetriggers_log_compact_update\"; " \
+  "DROP TRIGGER \"sqlitetriggers_log_compact_delete\"; " \
   "UPDATE \"sqlitetriggers_log_meta\" SET \"formatVersion\" = 2;"
-
-/* TRANSACTIONS: the expression the log's triggers write as tx. */
-#define LOG_STAMP_ARGUMENT -7316
-#define LOG_QUOTE(x) #x
-#define LOG_QUOTE_VALUE(x) LOG_QUOTE(x)
-#define LOG_STAMP_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_STAMP_ARGUMENT) ")"
 
 /* THE FORMAT's probes: their kind, 5 when the writer's REPLACE deletions
 ** fire DELETE triggers (recursive_triggers ON, known only to connections
@@ -314,10 +348,12 @@ static const char *const azShared[] = {
 #define LOG_PROBE_KIND_SQL "coalesce(sqlite_compileoption_get(" \
   LOG_QUOTE_VALUE(LOG_PROBE_MODE_ARGUMENT) "), 4)"
 
-/* ORIGINS and TOMBSTONES: the origin and the time of a change. */
-#define LOG_ORIGIN_ARGUMENT -7318
+/* How every trigger of the log starts its row. */
+#define LOG_INSERT "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", \"tx\") "
+
+/* TOMBSTONES: the time of a deletion, and how its row starts. */
 #define LOG_TIME_ARGUMENT -7319
-#define LOG_ORIGIN_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_ORIGIN_ARGUMENT) ")"
+#define LOG_TOMBSTONE_INSERT "INSERT INTO \"sqlitetriggers_log_tombstones\"(\"id\", \"time\", \"deletedRow\") "
 #define LOG_TIME_SQL "coalesce(sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_TIME_ARGUMENT) \
   "), strftime('%Y-%m-%d %H:%M:%f', 'now'))"
 
@@ -384,6 +420,25 @@ static void appendJsonString(sqlite3_str *pOut, const char *z, int isInSqlLitera
 
 /* ---- describing a table ------------------------------------------------ */
 
+/* Whether zType (case-insensitively) holds zPart. */
+static int typeHolds(const char *zType, const char *zPart){
+  int n = (int)strlen(zPart);
+  for(; *zType; zType++){
+    if( sqlite3_strnicmp(zType, zPart, n)==0 ) return 1;
+  }
+  return 0;
+}
+
+/* Whether a column declared zType can hold a REAL: not with TEXT affinity
+** (SQLite's rules: a type naming INT is INTEGER, else one naming CHAR,
+** CLOB or TEXT is TEXT, which stores numbers as text), nor, in a STRICT
+** table, as INT, INTEGER, TEXT or BLOB. */
+static int columnMayBeReal(const char *zType, int isStrict){
+  if( isStrict ) return sqlite3_stricmp(zType, "REAL")==0 || sqlite3_stricmp(zType, "ANY")==0;
+  if( typeHolds(zType, "INT") ) return 1;
+  return !(typeHolds(zType, "CHAR") || typeHolds(zType, "CLOB") || typeHolds(zType, "TEXT"));
+}
+
 typedef struct LogTable LogTable;
 struct LogTable {
   char *zName;                /* as sqlite_schema spells it */
@@ -391,7 +446,9 @@ struct LogTable {
   char **azKey;               /* the key's columns, in key order */
   int nKey;
   int isTombstones;           /* TOMBSTONES: deletions keep their values */
-  char **azColumn;            /* with tombstones: every column, in order */
+  int isOutOfMemory;          /* a text could not be built */
+  char **azColumn;            /* with tombstones: every column, in order, */
+  unsigned char *aMayBeReal;  /* and whether it can hold a REAL */
   int nColumn;
   sqlite3_str *pProbeInsert;  /* BEFORE INSERT probe statements, or empty */
   sqlite3_str *pProbeUpdate;  /* BEFORE UPDATE probe statements */
@@ -405,6 +462,7 @@ static void logTableClear(LogTable *pTab){
   sqlite3_free(pTab->azKey);
   for(i=0; i<pTab->nColumn; i++) sqlite3_free(pTab->azColumn[i]);
   sqlite3_free(pTab->azColumn);
+  sqlite3_free(pTab->aMayBeReal);
   sqlite3_free(sqlite3_str_finish(pTab->pKeyColumns));
   sqlite3_free(sqlite3_str_finish(pTab->pProbeInsert));
   sqlite3_free(sqlite3_str_finish(pTab->pProbeUpdate));
@@ -447,14 +505,21 @@ static void appendExactReal(sqlite3_str *pOut, const char *zAlias, const char *z
 /*
 ** zAlias.zCol as a JSON value that keeps its type.  JSON holds no blob: a
 ** blob is {"blob":"<lowercase hex>"}, as in swift_callback_log.  Nor,
-** exactly, a REAL: see appendExactReal().  Any other value is itself, as
+** exactly, a REAL: see appendExactReal(); mayBeReal is 0 for a column
+** that cannot hold one (columnMayBeReal()).  Any other value is itself, as
 ** an argument of json_array(), or JSON text through json_quote() when
 ** isText (for concatenation).
 */
-static void appendExactValue(sqlite3_str *pOut, const char *zAlias, const char *zCol, int isText){
+static void appendExactValue(sqlite3_str *pOut, const char *zAlias, const char *zCol, int isText,
+                             int mayBeReal){
   sqlite3_str_appendf(pOut, "CASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
-                      "lower(hex(%s.\"%w\"))) WHEN 'real' THEN ", zAlias, zCol, zAlias, zCol);
-  appendExactReal(pOut, zAlias, zCol);
+                      "lower(hex(%s.\"%w\")))", zAlias, zCol, zAlias, zCol);
+  /* A column that never holds a REAL goes without the branch: its CTE's
+  ** registers are zeroed in every run of the trigger, taken or not. */
+  if( mayBeReal ){
+    sqlite3_str_appendall(pOut, " WHEN 'real' THEN ");
+    appendExactReal(pOut, zAlias, zCol);
+  }
   sqlite3_str_appendf(pOut, isText ? " ELSE json_quote(%s.\"%w\") END" : " ELSE %s.\"%w\" END",
                       zAlias, zCol);
 }
@@ -469,39 +534,35 @@ static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlia
   sqlite3_str_appendall(pOut, "json_array(");
   for(i=0; i<pTab->nKey; i++){
     if( i ) sqlite3_str_appendall(pOut, ", ");
-    appendExactValue(pOut, zAlias, pTab->azKey[i], 0);
+    appendExactValue(pOut, zAlias, pTab->azKey[i], 0, 1);
   }
   sqlite3_str_appendall(pOut, ")");
 }
 
-/* TOMBSTONES: the values of the row zAlias names, as a JSON object's
-** text: '{"a":' || value || ',"b":' || value || '}'. */
+/* SQLite's functions take at most 127 arguments: json_object() of a
+** name and a value per column holds 63 columns. */
+#define LOG_OBJECT_COLUMNS 63
+
+/*
+** TOMBSTONES: the values of the row zAlias names, as a JSON object:
+** json_object() of each column's exact value (appendExactValue()), or, for
+** a table of more columns than it takes, the same text concatenated,
+** '{"a":' || json_quote(...) || ',"b":' || ... || '}', which costs more.
+*/
 static void appendRowValues(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
-  int i;
+  int i, isText = pTab->nColumn>LOG_OBJECT_COLUMNS;
+  if( !isText ) sqlite3_str_appendall(pOut, "json_object(");
   for(i=0; i<pTab->nColumn; i++){
-    sqlite3_str_appendall(pOut, i ? " || '," : "'{");
-    appendJsonString(pOut, pTab->azColumn[i], 1);
-    sqlite3_str_appendall(pOut, ":' || ");
-    appendExactValue(pOut, zAlias, pTab->azColumn[i], 1);
+    if( isText ){
+      sqlite3_str_appendall(pOut, i ? " || '," : "'{");
+      appendJsonString(pOut, pTab->azColumn[i], 1);
+      sqlite3_str_appendall(pOut, ":' || ");
+    }else{
+      sqlite3_str_appendf(pOut, "%s%Q, ", i ? ", " : "", pTab->azColumn[i]);
+    }
+    appendExactValue(pOut, zAlias, pTab->azColumn[i], isText, pTab->aMayBeReal[i]);
   }
-  sqlite3_str_appendall(pOut, " || '}'");
-}
-
-/* The start of every row the log's triggers write: its columns. */
-static void appendLogInsert(sqlite3_str *pOut, const LogTable *pTab){
-  sqlite3_str_appendf(pOut, "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", "
-                      "\"tx\", \"origin\"%s) ", pTab->isTombstones ? ", \"time\", \"deletedRow\"" : "");
-}
-
-/* The end of a row after its key: the transaction's stamp and origin and,
-** with tombstones, the time and the values of the deleted row zDeleted
-** names (NULL: the change is no deletion). */
-static void appendLogRowEnd(sqlite3_str *pOut, const LogTable *pTab, const char *zDeleted){
-  sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL ", " LOG_ORIGIN_SQL);
-  if( !pTab->isTombstones ) return;
-  sqlite3_str_appendall(pOut, ", " LOG_TIME_SQL ", ");
-  if( zDeleted ) appendRowValues(pOut, pTab, zDeleted);
-  else sqlite3_str_appendall(pOut, "NULL");
+  sqlite3_str_appendall(pOut, isText ? " || '}'" : ")");
 }
 
 /* zFrom's key IS NOT zTo's, compared byte for byte. */
@@ -511,6 +572,22 @@ static void appendKeyChanged(sqlite3_str *pOut, const LogTable *pTab, const char
   sqlite3_str_appendall(pOut, " IS NOT ");
   appendKey(pOut, pTab, zTo);
   sqlite3_str_appendall(pOut, " COLLATE BINARY");
+}
+
+/* With tombstones, after the log's row of a deletion: its tombstone, the
+** values of the row zAlias names and the time, under the log row's id.
+** zFrom, when not NULL, is the rest of the SELECT that logged it (FROM
+** and WHERE: it finds the same row again, or none). */
+static void appendTombstone(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias,
+                            const char *zFrom){
+  if( !pTab->isTombstones ) return;
+  /* LOG_TIME_SQL holds % signs: appended, not formatted. */
+  sqlite3_str_appendall(pOut, zFrom ? LOG_TOMBSTONE_INSERT "SELECT last_insert_rowid(), "
+                                    : LOG_TOMBSTONE_INSERT "VALUES (last_insert_rowid(), ");
+  sqlite3_str_appendall(pOut, LOG_TIME_SQL ", ");
+  appendRowValues(pOut, pTab, zAlias);
+  if( zFrom ) sqlite3_str_appendf(pOut, " %s", zFrom);
+  sqlite3_str_appendall(pOut, zFrom ? "; " : "); ");
 }
 
 /*
@@ -525,11 +602,14 @@ static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *co
   int i, isUpdate;
   for(isUpdate=0; isUpdate<2; isUpdate++){
     sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
-    appendLogInsert(pOut, pTab);
-    sqlite3_str_appendf(pOut, "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
+    sqlite3_str *pFrom = sqlite3_str_new(0);
+    char *zFrom;
+    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
     appendKey(pOut, pTab, "r");
-    appendLogRowEnd(pOut, pTab, "r");
-    sqlite3_str_appendf(pOut, " FROM \"%w\" AS r WHERE ", pTab->zName);
+    sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL " ");
+    /* FROM and WHERE, kept for the tombstone. */
+    pOut = pFrom;
+    sqlite3_str_appendf(pOut, "FROM \"%w\" AS r WHERE ", pTab->zName);
     /* The guard first; no collation for the rowid (azColl NULL), which is
     ** an integer: the probe is then a rowid lookup. */
     if( !isUpdate && zInsertGuard ) sqlite3_str_appendf(pOut, "%s AND ", zInsertGuard);
@@ -546,7 +626,17 @@ static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *co
       sqlite3_str_appendall(pOut, ") AND ");
       appendKeyChanged(pOut, pTab, "r", "old");
     }
-    sqlite3_str_appendall(pOut, "; ");
+    pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
+    zFrom = sqlite3_str_finish(pFrom);
+    if( zFrom ){
+      sqlite3_str_appendf(pOut, "%s; ", zFrom);
+      appendTombstone(pOut, pTab, "r", zFrom);
+    }else{
+      /* Out of memory: the probes' text is unusable, and
+      ** logReadTable() reports it. */
+      pTab->isOutOfMemory = 1;
+    }
+    sqlite3_free(zFrom);
   }
   pTab->nProbe++;
 }
@@ -666,14 +756,21 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombs
   /* TOMBSTONES: every column a deleted row's values name, generated ones
   ** included (hidden 2 and 3; 1 is a virtual table's). */
   if( isTombstones ){
-    rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main')"
-                                " WHERE hidden IN (0, 2, 3) ORDER BY cid", -1, &pStmt, 0);
+    rc = sqlite3_prepare_v2(db, "SELECT x.name, x.type, l.strict FROM pragma_table_xinfo(?1, 'main') AS x,"
+                                " pragma_table_list AS l WHERE l.schema = 'main' AND l.name = ?1"
+                                " AND x.hidden IN (0, 2, 3) ORDER BY x.cid", -1, &pStmt, 0);
     if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, pTab->zName, -1, SQLITE_STATIC);
     while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
       const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
-      char **azNew = sqlite3_realloc64(pTab->azColumn, (sqlite3_uint64)(pTab->nColumn+1)*sizeof(char*));
-      if( azNew==0 || zCol==0 ){ rc = SQLITE_NOMEM; break; }
-      pTab->azColumn = azNew;
+      const char *zType = (const char*)sqlite3_column_text(pStmt, 1);
+      sqlite3_uint64 n = (sqlite3_uint64)(pTab->nColumn+1);
+      char **azNew = sqlite3_realloc64(pTab->azColumn, n*sizeof(char*));
+      unsigned char *aNew = azNew ? sqlite3_realloc64(pTab->aMayBeReal, n) : 0;
+      if( azNew ) pTab->azColumn = azNew;
+      if( aNew ) pTab->aMayBeReal = aNew;
+      if( azNew==0 || aNew==0 || zCol==0 ){ rc = SQLITE_NOMEM; break; }
+      pTab->aMayBeReal[pTab->nColumn] = (unsigned char)columnMayBeReal(zType ? zType : "",
+                                                                       sqlite3_column_int(pStmt, 2));
       pTab->azColumn[pTab->nColumn] = sqlite3_mprintf("%s", zCol);
       if( pTab->azColumn[pTab->nColumn]==0 ){ rc = SQLITE_NOMEM; break; }
       pTab->nColumn++;
@@ -732,7 +829,7 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombs
   }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
   if( rc==SQLITE_OK && (sqlite3_str_errcode(pTab->pKeyColumns) || sqlite3_str_errcode(pTab->pProbeInsert)
-                        || sqlite3_str_errcode(pTab->pProbeUpdate)) ){
+                        || sqlite3_str_errcode(pTab->pProbeUpdate) || pTab->isOutOfMemory) ){
     rc = SQLITE_NOMEM;
   }
   return rc;
@@ -760,35 +857,35 @@ static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc
       iKind==0 || iKind==3 ? "INSERT" : iKind==1 || iKind==4 ? "UPDATE" : "DELETE", pTab->zName);
   switch( iKind ){
     case 0:
-      appendLogInsert(pOut, pTab);
-      sqlite3_str_appendf(pOut, "VALUES (%d, 1, ", iTable);
+      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, 1, ", iTable);
       appendKey(pOut, pTab, "new");
-      appendLogRowEnd(pOut, pTab, 0);
-      sqlite3_str_appendall(pOut, "); ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
       break;
-    case 1:
+    case 1: {
       /* A new key: the old one is deleted, the new one inserted. */
-      appendLogInsert(pOut, pTab);
-      sqlite3_str_appendf(pOut, "SELECT %d, 3, ", iTable);
+      sqlite3_str *pWhere = sqlite3_str_new(0);
+      char *zWhere;
+      sqlite3_str_appendall(pWhere, "WHERE ");
+      appendKeyChanged(pWhere, pTab, "old", "new");
+      zWhere = sqlite3_str_finish(pWhere);
+      if( zWhere==0 ){ *pRc = SQLITE_NOMEM; sqlite3_free(sqlite3_str_finish(pOut)); return 0; }
+      sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, 3, ", iTable);
       appendKey(pOut, pTab, "old");
-      appendLogRowEnd(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, " WHERE ");
-      appendKeyChanged(pOut, pTab, "old", "new");
-      sqlite3_str_appendall(pOut, "; ");
-      appendLogInsert(pOut, pTab);
-      sqlite3_str_appendf(pOut, "VALUES (%d, CASE WHEN ", iTable);
+      sqlite3_str_appendf(pOut, ", " LOG_STAMP_SQL " %s; ", zWhere);
+      appendTombstone(pOut, pTab, "old", zWhere);
+      sqlite3_free(zWhere);
+      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, CASE WHEN ", iTable);
       appendKeyChanged(pOut, pTab, "old", "new");
       sqlite3_str_appendall(pOut, " THEN 1 ELSE 2 END, ");
       appendKey(pOut, pTab, "new");
-      appendLogRowEnd(pOut, pTab, 0);
-      sqlite3_str_appendall(pOut, "); ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
       break;
+    }
     case 2:
-      appendLogInsert(pOut, pTab);
-      sqlite3_str_appendf(pOut, "VALUES (%d, 3, ", iTable);
+      sqlite3_str_appendf(pOut, LOG_INSERT "VALUES (%d, 3, ", iTable);
       appendKey(pOut, pTab, "old");
-      appendLogRowEnd(pOut, pTab, "old");
-      sqlite3_str_appendall(pOut, "); ");
+      sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL "); ");
+      appendTombstone(pOut, pTab, "old", 0);
       break;
     default: {
       sqlite3_str *pProbe = iKind==3 ? pTab->pProbeInsert : pTab->pProbeUpdate;
@@ -824,25 +921,22 @@ static const char *logSharedSql(const char *zName){
 
 /*
 ** The shared objects: created where absent, refused where different.  A
-** log of format 1 (THE FORMAT) is upgraded when isInstall, setting
-** *pIsUpgraded (its tables are then to be installed again), else refused,
+** log of format 1 (THE FORMAT) is upgraded when isInstall, else refused,
 ** naming the remedy.
 */
-static int logEnsureShared(sqlite3 *db, int isInstall, int *pIsUpgraded, char **pzErr){
+static int logEnsureShared(sqlite3 *db, int isInstall, char **pzErr){
   int rc = SQLITE_OK, i;
   char *zMeta = logQueryText(db, "SELECT sql FROM sqlite_schema WHERE name = 'sqlitetriggers_log_meta'",
                              0, &rc);
-  *pIsUpgraded = 0;
   if( zMeta && strcmp(zMeta, logSharedSql("sqlitetriggers_log_meta"))==0 ){
     char *zVersion = logQueryText(db, "SELECT formatVersion FROM sqlitetriggers_log_meta", 0, &rc);
     if( rc==SQLITE_OK && zVersion && strcmp(zVersion, "1")==0 ){
       if( isInstall ){
         logExec(db, LOG_UPGRADE_FROM_1, &rc, pzErr);
-        *pIsUpgraded = 1;
       }else{
         *pzErr = sqlite3_mprintf("the durable log in this file is of format 1 (an earlier "
             "SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to "
-            "upgrade it to format %d, which every logged table then uses", LOG_FORMAT_VERSION);
+            "upgrade it to format %d", LOG_FORMAT_VERSION);
         rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
       }
     }
@@ -1031,39 +1125,12 @@ static int logInstallTable(sqlite3 *db, const char *zTable, int eMode, int *piTa
   return rc;
 }
 
-/*
-** After an upgrade (THE FORMAT): every logged table installed again, in
-** its mode, so that its triggers write the new columns.  A table that can
-** no longer be installed (dropped since) is left as it was, for
-** sqlitetriggers_log_check() to name.
-*/
-static int logInstallAgain(sqlite3 *db){
-  int rc = SQLITE_OK, iLast = 0;
-  while( rc==SQLITE_OK ){
-    char *zNext = sqlite3_mprintf("SELECT id || ' ' || coalesce((SELECT tbl_name FROM sqlite_schema"
-        " WHERE type = 'trigger' AND name = 'sqlitetriggers_log_' || id || '_insert'), tableName)"
-        " FROM sqlitetriggers_log_tables WHERE id > %d ORDER BY id LIMIT 1", iLast);
-    char *zRow = zNext ? logQueryText(db, zNext, 0, &rc) : 0, *zErr = 0;
-    const char *zName = zRow ? strchr(zRow, ' ') : 0;
-    int iTable = 0;
-    if( zNext==0 ) rc = SQLITE_NOMEM;
-    sqlite3_free(zNext);
-    if( rc!=SQLITE_OK || zName==0 ){ sqlite3_free(zRow); break; }
-    iLast = atoi(zRow);
-    rc = logInstallTable(db, zName+1, LOG_MODE_KEEP, &iTable, &zErr);
-    if( rc==SQLITE_ERROR && zErr ) rc = SQLITE_OK;
-    sqlite3_free(zErr);
-    sqlite3_free(zRow);
-  }
-  return rc;
-}
-
 static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_install";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zTable;
   char *zErr = 0;
-  int rc, isOwn, isUpgraded = 0, iTable = 0, eMode = LOG_MODE_KEEP;
+  int rc, isOwn, iTable = 0, eMode = LOG_MODE_KEEP;
   if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return;
   zTable = logTableArgument(ctx, zFunc, argv[0]);
   if( zTable==0 ) return;
@@ -1083,13 +1150,12 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
   }
   rc = logBegin(db, &isOwn);
-  if( rc==SQLITE_OK ) rc = logEnsureShared(db, 1, &isUpgraded, &zErr);
+  if( rc==SQLITE_OK ) rc = logEnsureShared(db, 1, &zErr);
   if( rc==SQLITE_OK && !hasCompileOptionFunctions() ){
     zErr = sqlite3_mprintf("this SQLite omits sqlite_compileoption_get() (SQLITE_OMIT_COMPILEOPTION_DIAGS), "
                            "which the log's triggers call to stamp transactions: use a SQLite built with it");
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK && isUpgraded ) rc = logInstallAgain(db);
   if( rc==SQLITE_OK ) rc = logInstallTable(db, zTable, eMode, &iTable, &zErr);
   if( rc!=SQLITE_OK && zErr==0 && rc!=SQLITE_NOMEM ){
     zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
@@ -1113,8 +1179,10 @@ static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
   if( zExists ) iTable = logTableId(db, zTable, &rc);
   if( iTable>0 ){
-    char *zDelete = sqlite3_mprintf("DELETE FROM sqlitetriggers_log WHERE tableId = %d;"
-                                    "DELETE FROM sqlitetriggers_log_tables WHERE id = %d;", iTable, iTable);
+    char *zDelete = sqlite3_mprintf("DELETE FROM sqlitetriggers_log_tombstones WHERE id IN"
+                                    " (SELECT id FROM sqlitetriggers_log WHERE tableId = %d);"
+                                    "DELETE FROM sqlitetriggers_log WHERE tableId = %d;"
+                                    "DELETE FROM sqlitetriggers_log_tables WHERE id = %d;", iTable, iTable, iTable);
     if( zDelete==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
     logDropTriggers(db, iTable, &rc, &zErr);
     logExec(db, zDelete, &rc, &zErr);
@@ -1198,11 +1266,11 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_check";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   char *zStale = 0, *zErr = 0, *zExists;
-  int rc = SQLITE_OK, nTable = 0, isUpgraded;
+  int rc = SQLITE_OK, nTable = 0;
   (void)argc; (void)argv;
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
   if( zExists ){
-    rc = logEnsureShared(db, 0, &isUpgraded, &zErr);
+    rc = logEnsureShared(db, 0, &zErr);
     if( rc==SQLITE_OK ) zStale = logFindStale(db, &nTable, &rc);
   }
   if( rc==SQLITE_OK && zStale ){
@@ -1258,26 +1326,7 @@ static void logProbeKind(sqlite3_context *ctx){
   sqlite3_free(zOn);
 }
 
-/* The origin of the transaction p is in (ORIGINS), or NULL: set while
-** enlisted in it, so a transaction not joined yet has none. */
-static const char *logOrigin(Connection *p){
-  return sqlitetriggers_callback_is_enlisted(p)
-      && p->logOriginTransaction==sqlitetriggers_callback_transaction(p) ? p->zLogOrigin : 0;
-}
-
-/* A log row's origin (LOG_ORIGIN_SQL).  It joins the transaction, as the
-** stamp does, and notes that the transaction's origin was read: it can no
-** longer change (sqlitetriggers_log_origin). */
-static void logRowOrigin(sqlite3_context *ctx, Connection *p){
-  const char *zOrigin;
-  int rc = sqlitetriggers_callback_enlist(ctx, p);
-  if( rc!=SQLITE_OK ) return;   /* read-only: NULL, as SQLite's own */
-  p->logOriginReadIn = sqlitetriggers_callback_transaction(p);
-  zOrigin = logOrigin(p);
-  if( zOrigin ) sqlite3_result_text(ctx, zOrigin, -1, SQLITE_TRANSIENT);
-}
-
-/* TOMBSTONES: the time of a change, as datetime_subsec() gives it. */
+/* TOMBSTONES: the time of a deletion, as datetime_subsec() gives it. */
 static void logTime(sqlite3_context *ctx, Connection *p){
   sqlite3_int64 iJD;
   char zOut[32];
@@ -1287,15 +1336,13 @@ static void logTime(sqlite3_context *ctx, Connection *p){
 
 /* sqlite_compileoption_get(N): SQLite's own, but for LOG_STAMP_ARGUMENT,
 ** which is the transaction's stamp, LOG_PROBE_MODE_ARGUMENT, a probe's
-** kind, LOG_ORIGIN_ARGUMENT and LOG_TIME_ARGUMENT. */
+** kind, and LOG_TIME_ARGUMENT, a tombstone's time. */
 static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_int64 iArg = sqlite3_value_type(argv[0])==SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0;
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   (void)argc;
   if( iArg==LOG_STAMP_ARGUMENT ){
     logStamp(ctx, p);
-  }else if( iArg==LOG_ORIGIN_ARGUMENT ){
-    logRowOrigin(ctx, p);
   }else if( iArg==LOG_TIME_ARGUMENT ){
     logTime(ctx, p);
   }else if( iArg==LOG_PROBE_MODE_ARGUMENT ){
@@ -1318,47 +1365,110 @@ static int logInTransaction(sqlite3_context *ctx, const char *zFunc){
   return 0;
 }
 
+/* ORIGINS: the statements that set and clear the origin of the
+** transaction stamped ?1, and read it; "since" is the log's end, before
+** every change of the transaction. */
+#define LOG_SET_ORIGIN \
+  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, " LOG_END ")"
+#define LOG_CHANGE_ORIGIN \
+  "UPDATE main.\"sqlitetriggers_log_origins\" SET \"origin\" = ?2 WHERE \"tx\" = ?1"
+#define LOG_CLEAR_ORIGIN \
+  "DELETE FROM main.\"sqlitetriggers_log_origins\" WHERE \"tx\" = ?1"
+#define LOG_GET_ORIGIN \
+  "SELECT \"origin\" FROM main.\"sqlitetriggers_log_origins\" WHERE \"tx\" = ?1"
+
+/*
+** Runs zSql, one of the statements above, with the transaction's stamp as
+** ?1 and pOrigin, if any, as ?2; the first column of its row, if any,
+** becomes the function's result.  Errors are set on ctx; returns whether
+** none was.  Without the table (no log in the file, or an earlier
+** format), reading finds no origin, and writing fails.  One prepared
+** statement per call: a statement kept past it would make the app's
+** sqlite3_close() fail.
+*/
+static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const char *zSql,
+                              int isRead, sqlite3_int64 iTx, sqlite3_value *pOrigin){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 lastRowid = sqlite3_last_insert_rowid(db);
+  int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_ERROR ){
+    /* The only way these statements fail to prepare: no such table. */
+    if( isRead ) return 1;
+    sqlitetriggers_result_error(ctx, zFunc, "this file has no durable log of format 2 to mark: "
+                                "install one (sqlitetriggers_log_install) first");
+    return 0;
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pStmt, 1, iTx);
+  if( rc==SQLITE_OK && pOrigin ) rc = sqlite3_bind_value(pStmt, 2, pOrigin);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      sqlite3_result_value(ctx, sqlite3_column_value(pStmt, 0));
+      rc = SQLITE_OK;
+    }else if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  /* The app's last_insert_rowid() stays its own. */
+  sqlite3_set_last_insert_rowid(db, lastRowid);
+  if( rc!=SQLITE_OK ){
+    char *zErr = rc==SQLITE_NOMEM ? 0 : sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    logReport(ctx, zFunc, rc, zErr);
+    sqlite3_free(zErr);
+  }
+  return rc==SQLITE_OK;
+}
+
+/*
+** sqlitetriggers_log_origin(ORIGIN) and sqlitetriggers_log_origin(): the
+** origin of the current transaction (ORIGINS), kept in the file under its
+** stamp, so that it lasts as long as the transaction's changes, and rolls
+** back with the savepoint that set it.
+*/
 static void logOriginFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_origin";
   Connection *p = (Connection*)sqlite3_user_data(ctx);
-  const char *zOrigin = 0, *zWas;
-  char *zCopy = 0;
-  int rc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  int isClear;
   if( argc==0 ){
-    if( (zWas = logOrigin(p))!=0 ) sqlite3_result_text(ctx, zWas, -1, SQLITE_TRANSIENT);
+    /* Not stamped yet: no origin, and nothing drawn for a question. */
+    if( !sqlite3_get_autocommit(db) && sqlitetriggers_log_is_stamped(p) ){
+      logOriginStatement(ctx, zFunc, LOG_GET_ORIGIN, 1, p->logTransactionId, 0);
+    }
     return;
   }
-  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) || !logInTransaction(ctx, zFunc) ) return;
-  if( sqlite3_value_type(argv[0])!=SQLITE_NULL ){
-    zOrigin = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "an origin (text, or NULL for local)");
+  /* Not guarded (schema_guard.c): direct-only, no object of a file can
+  ** call it, and it marks only the app's own transaction. */
+  if( !logInTransaction(ctx, zFunc) ) return;
+  isClear = sqlite3_value_type(argv[0])==SQLITE_NULL;
+  if( !isClear ){
+    const char *zOrigin = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "an origin (text, or NULL for local)");
     if( zOrigin==0 ) return;
     if( zOrigin[0]==0 ){
       sqlitetriggers_result_error(ctx, zFunc, "an origin cannot be empty: pass NULL for local changes");
       return;
     }
   }
-  rc = sqlitetriggers_callback_enlist(ctx, p);
-  if( (rc & 0xff)==SQLITE_READONLY ){
+  if( sqlite3_db_readonly(db, "main")==1 ){
     sqlitetriggers_result_error(ctx, zFunc, "this connection is read-only: its transactions log nothing");
     return;
   }
-  if( rc!=SQLITE_OK ) return;
-  zWas = logOrigin(p);
-  if( p->logOriginReadIn==sqlitetriggers_callback_transaction(p)
-   && (zWas==0 ? zOrigin!=0 : zOrigin==0 || strcmp(zWas, zOrigin)!=0) ){
-    sqlitetriggers_result_error(ctx, zFunc, "this transaction has logged changes already, and they "
-                                "keep the origin they were logged with: set the origin before the "
-                                "transaction's first change");
-    return;
+  /* The stamp, drawn now if need be; an error joining is set on ctx. */
+  logStamp(ctx, p);
+  if( !sqlitetriggers_log_is_stamped(p) ) return;
+  sqlite3_result_null(ctx);
+  if( isClear ){
+    logOriginStatement(ctx, zFunc, LOG_CLEAR_ORIGIN, 0, p->logTransactionId, 0);
+  }else{
+    /* Set once per transaction, as a rule: changing it is the rare case. */
+    if( logOriginStatement(ctx, zFunc, LOG_SET_ORIGIN, 0, p->logTransactionId, argv[0])
+     && (sqlite3_changes(db)>0
+         || logOriginStatement(ctx, zFunc, LOG_CHANGE_ORIGIN, 0, p->logTransactionId, argv[0])) ){
+      sqlite3_result_value(ctx, argv[0]);
+    }
   }
-  if( zOrigin && (zCopy = sqlite3_mprintf("%s", zOrigin))==0 ){
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_free(p->zLogOrigin);
-  p->zLogOrigin = zCopy;
-  p->logOriginTransaction = sqlitetriggers_callback_transaction(p);
-  if( zCopy ) sqlite3_result_text(ctx, zCopy, -1, SQLITE_TRANSIENT);
 }
 
 static void logTransactionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){

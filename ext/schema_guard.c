@@ -38,7 +38,10 @@
 ** transaction, when they join it (no file can be attached, and no other
 ** connection can change a schema, inside a transaction of this one; and a
 ** hostile schema refuses the very call that would join), the controls and
-** the installers on every call.  So whenever the file was opened, attached
+** the installers on every call.  sqlitetriggers_log_origin() is not
+** guarded: it is direct-only, so no object of a file can call it, and it
+** marks only the app's own transaction (a guard's check would cost a
+** marked transaction more than the mark).  So whenever the file was opened, attached
 ** or changed by another connection, its schema never reaches them.
 **
 ** A check that passes is remembered with the schema's signature: every

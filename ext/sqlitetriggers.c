@@ -43,8 +43,6 @@ static Connection *connectionCreate(sqlite3 *db){
     return 0;
   }
   p->db = db;
-  /* Transactions are numbered from 0: -1 is none. */
-  p->logOriginTransaction = p->logOriginReadIn = -1;
   sqlitetriggers_random_pool_key_later(&p->random);
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
@@ -63,7 +61,6 @@ static void connectionFree(Connection *p){
   sqlitetriggers_time_helper_free(p->pTimeHelper);
   sqlite3_free(p->zGuardedSignature);
   sqlite3_free(p->zWakeupName);
-  sqlite3_free(p->zLogOrigin);
   if( p->xClockDestroy ) p->xClockDestroy(p->pClockArg);
   memset(p, 0, sizeof(*p));   /* the seeded key, among others */
   sqlite3_free(p);

@@ -124,9 +124,6 @@ struct Connection {
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
-  sqlite3_int64 logOriginTransaction; /* durable_log.c: the transaction */
-  char *zLogOrigin;           /* whose origin this is (NULL: local), */
-  sqlite3_int64 logOriginReadIn;  /* and the last one whose rows read it */
   char *zWakeupName;          /* log_wakeup.c: the main file's name, or NULL */
   unsigned char aWakeupDb[16];/* log_wakeup.c: the databases to post for */
   Connection *pNext;          /* registry of live connections */

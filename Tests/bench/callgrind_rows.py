@@ -31,12 +31,10 @@ def count(command, toggle):
     run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                           f"--toggle-collect={toggle}"] + command, capture_output=True, text=True,
                          env=ENVIRONMENT)
-    for line in run.stderr.splitlines():
-        if "Collected" in line:
-            collected = int(line.split()[-1])
-            if run.returncode != 0 or collected == 0:
-                break
-            return collected
+    # The last count is the program's: a child it forks (to set up) ends first.
+    counts = [int(line.split()[-1]) for line in run.stderr.splitlines() if "Collected" in line]
+    if run.returncode == 0 and counts and counts[-1] > 0:
+        return counts[-1]
     raise RuntimeError(f"callgrind counted nothing in {toggle}: {run.stderr[-800:]}")
 
 

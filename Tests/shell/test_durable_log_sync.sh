@@ -32,38 +32,50 @@ NULL
 3|update|2|'server'
 4|insert|3|NULL"
 
-check "an origin is set inside a transaction, before its first change; every mistake names the remedy" \
+check "an origin is set inside a transaction, at any point of it, for all its changes; every mistake names the remedy" \
   "$NOTES
+SELECT sqlitetriggers_log_origin('server');
 SELECT sqlitetriggers_log_install('notes');
 SELECT sqlitetriggers_log_origin('server');
 BEGIN;
 INSERT INTO notes(body) VALUES ('first');
 SELECT sqlitetriggers_log_origin('server');
-SELECT quote(sqlitetriggers_log_origin(NULL));
-ROLLBACK;
-BEGIN;
+INSERT INTO notes(body) VALUES ('second');
 SELECT sqlitetriggers_log_origin('');
 SELECT sqlitetriggers_log_origin(7);
 SELECT sqlitetriggers_log_origin('ser' || char(0) || 'ver');
-SELECT sqlitetriggers_log_origin('a');
-SELECT sqlitetriggers_log_origin('b');
-INSERT INTO notes(body) VALUES ('second');
-SELECT sqlitetriggers_log_origin('b');
+SELECT sqlitetriggers_log_origin();
 COMMIT;
-SELECT rowKey, origin FROM sqlitetriggers_log;" \
-  "1
-Runtime error near line 4: sqlitetriggers_log_origin: no transaction is open: call it after BEGIN, inside the transaction it is about
-Runtime error near line 7: sqlitetriggers_log_origin: this transaction has logged changes already, and they keep the origin they were logged with: set the origin before the transaction's first change
-NULL
-Runtime error near line 11: sqlitetriggers_log_origin: an origin cannot be empty: pass NULL for local changes
-Runtime error near line 12: sqlitetriggers_log_origin: expects an origin (text, or NULL for local)
-Runtime error near line 13: sqlitetriggers_log_origin: an origin (text, or NULL for local) holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+BEGIN;
+SELECT sqlitetriggers_log_origin('a');
+INSERT INTO notes(body) VALUES ('third');
+SELECT quote(sqlitetriggers_log_origin(NULL));
+COMMIT;
+SELECT rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;
+SELECT count(*) FROM sqlitetriggers_log_origins;" \
+  "Runtime error near line 3: sqlitetriggers_log_origin: no transaction is open: call it after BEGIN, inside the transaction it is about
+1
+Runtime error near line 5: sqlitetriggers_log_origin: no transaction is open: call it after BEGIN, inside the transaction it is about
+server
+Runtime error near line 10: sqlitetriggers_log_origin: an origin cannot be empty: pass NULL for local changes
+Runtime error near line 11: sqlitetriggers_log_origin: expects an origin (text, or NULL for local)
+Runtime error near line 12: sqlitetriggers_log_origin: an origin (text, or NULL for local) holds a NUL character (char(0)), where SQLite would cut it: pass it without one
+server
 a
-b
-b
-1|b"
+NULL
+1|'server'
+2|'server'
+3|NULL
+1"
 
-check "an origin lasts one transaction: rolled back or committed, the next is local; savepoints do not undo it" \
+check "a file without a durable log has no origin to set" \
+  "BEGIN;
+SELECT sqlitetriggers_log_origin('server');
+SELECT quote(sqlitetriggers_log_origin());" \
+  "Runtime error near line 3: sqlitetriggers_log_origin: this file has no durable log of format 2 to mark: install one (sqlitetriggers_log_install) first
+NULL"
+
+check "an origin lasts one transaction, and a savepoint rolled back undoes the origin it set" \
   "$NOTES
 SELECT sqlitetriggers_log_install('notes');
 BEGIN;
@@ -74,15 +86,17 @@ BEGIN;
 SAVEPOINT s;
 SELECT sqlitetriggers_log_origin('server');
 ROLLBACK TO s;
-INSERT INTO notes(body) VALUES ('still server');
+INSERT INTO notes(body) VALUES ('local too');
+SELECT sqlitetriggers_log_origin('kept');
 COMMIT;
 INSERT INTO notes(body) VALUES ('local again');
-SELECT rowKey, quote(origin) FROM sqlitetriggers_log ORDER BY id;" \
+SELECT rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;" \
   "1
 gone
 server
+kept
 1|NULL
-2|'server'
+2|'kept'
 3|NULL"
 
 db=$(scratch_db)
@@ -97,7 +111,7 @@ SELECT o FROM forge;
 INSERT INTO audit VALUES (1);
 INSERT INTO notes(body) VALUES ('mine');
 COMMIT;
-SELECT quote(origin) FROM sqlitetriggers_log;" \
+SELECT quote(origin) FROM sqlitetriggers_changes;" \
   "1
 Parse error near line 4: unsafe use of sqlitetriggers_log_origin()
 Parse error near line 5: unsafe use of sqlitetriggers_log_origin()
@@ -105,7 +119,7 @@ NULL" "$db"
 out=$(plain_sync "BEGIN;
 INSERT INTO notes(body) VALUES ('plain');
 COMMIT;
-SELECT quote(origin), quote(tx) FROM sqlitetriggers_log ORDER BY id DESC LIMIT 1;" "$db")
+SELECT quote(origin), quote(tx) FROM sqlitetriggers_changes ORDER BY id DESC LIMIT 1;" "$db")
 check_same "a writer without the extension logs local changes (origin NULL)" "$out" "NULL|NULL"
 
 check "sqlitetriggers_log_transaction() is the tx its transaction's rows carry, readable before them, refused outside" \
@@ -128,7 +142,7 @@ Runtime error near line 4: sqlitetriggers_log_transaction: no transaction is ope
 
 # TOMBSTONES: the deleted row's values, every type kept, and the time.
 VALUES_TABLE="CREATE TABLE kept(id INTEGER PRIMARY KEY, i, r, t, b, n, g GENERATED ALWAYS AS (i * 2) VIRTUAL);"
-check "with tombstones a deletion keeps the row's last values, type for type, and its time" \
+check "with tombstones a deletion keeps the row's last values, type for type, and its time; other changes nothing more" \
   "$VALUES_TABLE
 SELECT sqlitetriggers_log_install('kept', 'tombstones');
 SELECT sqlitetriggers_pin_clock('2026-01-02 03:04:05.678');
@@ -137,20 +151,20 @@ INSERT INTO kept(id, i, r, t, b, n) VALUES
   (2, -9223372036854775808, -2.0, '', x'', NULL);
 INSERT INTO kept(id, i, r, t) VALUES (3, 0, 1e308 * 10, '{\"blob\":\"00\"}');
 DELETE FROM kept;
-SELECT kind, rowKey, time, quote(deletedRow) FROM sqlitetriggers_changes ORDER BY id;" \
+SELECT kind, rowKey, quote(time), quote(deletedRow) FROM sqlitetriggers_changes ORDER BY id;" \
   "1
 2026-01-02 03:04:05.678
-insert|1|2026-01-02 03:04:05.678|NULL
-insert|2|2026-01-02 03:04:05.678|NULL
-insert|3|2026-01-02 03:04:05.678|NULL
-delete|1|2026-01-02 03:04:05.678|'{\"id\":1,\"i\":9223372036854775807,\"r\":{\"real\":[7205759403792794,-56]},\"t\":\"it''s \\\"quoted\\\" \\né\",\"b\":{\"blob\":\"00ff10\"},\"n\":null,\"g\":{\"real\":[4503599627370496,12]}}'
-delete|2|2026-01-02 03:04:05.678|'{\"id\":2,\"i\":-9223372036854775808,\"r\":{\"real\":[-4503599627370496,-51]},\"t\":\"\",\"b\":{\"blob\":\"\"},\"n\":null,\"g\":{\"real\":[-4503599627370496,12]}}'
-delete|3|2026-01-02 03:04:05.678|'{\"id\":3,\"i\":0,\"r\":{\"real\":[1,1024]},\"t\":\"{\\\"blob\\\":\\\"00\\\"}\",\"b\":null,\"n\":null,\"g\":0}'"
+insert|1|NULL|NULL
+insert|2|NULL|NULL
+insert|3|NULL|NULL
+delete|1|'2026-01-02 03:04:05.678'|'{\"id\":1,\"i\":9223372036854775807,\"r\":{\"real\":[7205759403792794,-56]},\"t\":\"it''s \\\"quoted\\\" \\né\",\"b\":{\"blob\":\"00ff10\"},\"n\":null,\"g\":{\"real\":[4503599627370496,12]}}'
+delete|2|'2026-01-02 03:04:05.678'|'{\"id\":2,\"i\":-9223372036854775808,\"r\":{\"real\":[-4503599627370496,-51]},\"t\":\"\",\"b\":{\"blob\":\"\"},\"n\":null,\"g\":{\"real\":[-4503599627370496,12]}}'
+delete|3|'2026-01-02 03:04:05.678'|'{\"id\":3,\"i\":0,\"r\":{\"real\":[1,1024]},\"t\":\"{\\\"blob\\\":\\\"00\\\"}\",\"b\":null,\"n\":null,\"g\":0}'"
 
 for mode in OFF ON; do
   row1="'{\"id\":1,\"body\":\"a\",\"updatedAt\":\"x\"}'"
-  if [ $mode = OFF ]; then replaced="4|1|$row1"; else replaced="5|1|$row1
-3|1|$row1"; fi
+  if [ $mode = OFF ]; then replaced="4|1|$row1"; tombstones=2; else replaced="5|1|$row1
+3|1|$row1"; tombstones=3; fi
   check "recursive_triggers $mode: with tombstones a REPLACE and a key UPDATE keep the values of the rows they delete" \
     "PRAGMA recursive_triggers = $mode;
 $NOTES
@@ -158,10 +172,13 @@ SELECT sqlitetriggers_log_install('notes', 'tombstones');
 INSERT INTO notes VALUES (1, 'a', 'x');
 INSERT OR REPLACE INTO notes VALUES (2, 'a', 'y');
 UPDATE notes SET id = 3;
-SELECT kind, rowKey, quote(deletedRow) FROM sqlitetriggers_log WHERE kind <> 1 ORDER BY id;" \
+SELECT l.kind, l.rowKey, quote(c.deletedRow) FROM sqlitetriggers_log AS l JOIN sqlitetriggers_changes AS c USING (id)
+  WHERE l.kind <> 1 ORDER BY id;
+SELECT count(*) FROM sqlitetriggers_log_tombstones;" \
     "1
 $replaced
-3|2|'{\"id\":2,\"body\":\"a\",\"updatedAt\":\"y\"}'"
+3|2|'{\"id\":2,\"body\":\"a\",\"updatedAt\":\"y\"}'
+$tombstones"
 done
 
 db=$(scratch_db)
@@ -170,7 +187,7 @@ SELECT sqlitetriggers_log_install('notes', 'tombstones');
 INSERT INTO notes VALUES (1, 'a', 'x');" "$db" >/dev/null
 out=$(plain_sync "DELETE FROM notes;
 SELECT deletedRow, time GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]',
-  abs(julianday(time) - julianday('now')) < 1.0 / 24 FROM sqlitetriggers_log WHERE kind = 3;" "$db")
+  abs(julianday(time) - julianday('now')) < 1.0 / 24 FROM sqlitetriggers_changes WHERE kind = 'delete';" "$db")
 check_same "a writer without the extension keeps a deleted row's values and SQLite's time, in the same format" \
   "$out" "{\"id\":1,\"body\":\"a\",\"updatedAt\":\"x\"}|1|1"
 
@@ -184,7 +201,7 @@ SELECT sqlitetriggers_log_install('notes', 'KEYS');
 SELECT tombstones FROM sqlitetriggers_log_tables;
 INSERT INTO notes VALUES (1, 'a', 'x');
 DELETE FROM notes;
-SELECT quote(time), quote(deletedRow) FROM sqlitetriggers_log WHERE kind = 3;
+SELECT quote(time), quote(deletedRow) FROM sqlitetriggers_changes WHERE kind = 'delete';
 SELECT sqlitetriggers_log_install('notes', 'values');
 SELECT sqlitetriggers_log_install('notes', NULL);" \
   "1
@@ -204,7 +221,7 @@ check "a table of 71 columns keeps them all (past json_object()'s 63)" \
 SELECT sqlitetriggers_log_install('wide', 'tombstones');
 INSERT INTO wide(id, c1, c70) VALUES (1, 'first', 'last');
 DELETE FROM wide;
-SELECT (SELECT count(*) FROM json_each(deletedRow)), json_extract(deletedRow, '$.c70') FROM sqlitetriggers_log WHERE kind = 3;" \
+SELECT (SELECT count(*) FROM json_each(deletedRow)), json_extract(deletedRow, '$.c70') FROM sqlitetriggers_changes WHERE kind = 'delete';" \
   "1
 71|last"
 
@@ -231,26 +248,26 @@ plain_sync "$(cat "$FORMAT1")" "$db" >/dev/null
 check "a log of format 1 is refused by the check, naming the remedy" \
   "SELECT sqlitetriggers_log_check();
 SELECT formatVersion FROM sqlitetriggers_log_meta;" \
-  "Runtime error near line 2: sqlitetriggers_log_check: the durable log in this file is of format 1 (an earlier SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to upgrade it to format 2, which every logged table then uses
+  "Runtime error near line 2: sqlitetriggers_log_check: the durable log in this file is of format 1 (an earlier SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to upgrade it to format 2
 1" "$db"
-check "installing upgrades it: rows, consumers and positions kept, every logged table's triggers rewritten" \
+check "installing upgrades it: rows, consumers and positions kept, the logged tables' triggers as they were" \
   "CREATE TABLE other(id INTEGER PRIMARY KEY);
 SELECT sqlitetriggers_log_install('other');
 SELECT formatVersion FROM sqlitetriggers_log_meta;
 SELECT sqlitetriggers_log_check();
-SELECT id, kind, rowKey, quote(origin) FROM sqlitetriggers_log ORDER BY id;
+SELECT id, kind, rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;
 SELECT name, position FROM sqlitetriggers_log_consumers;
 BEGIN;
 SELECT sqlitetriggers_log_origin('server');
 INSERT INTO lists(title) VALUES ('after');
 COMMIT;
-SELECT rowKey, origin FROM sqlitetriggers_log ORDER BY id DESC LIMIT 1;" \
+SELECT rowKey, origin FROM sqlitetriggers_changes ORDER BY id DESC LIMIT 1;" \
   "2
 2
 2
-2|1|2|NULL
-3|1|3|NULL
-4|3|1|NULL
+2|insert|2|NULL
+3|insert|3|NULL
+4|delete|1|NULL
 sync|1
 server
 4|server" "$db"
@@ -260,3 +277,95 @@ SELECT sqlitetriggers_log_install('lists'), sqlitetriggers_log_install('other');
 schema="SELECT type, name, sql FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%' ORDER BY name;"
 check_same "the upgraded file holds exactly the definitions a fresh install writes" \
   "$(plain_sync "$schema" "$db")" "$(plain_sync "$schema" "$fresh")"
+
+# COMPACTION takes tombstones with their changes, and an origin with the
+# last change of its transaction, never while that transaction is open.
+check "compaction takes a tombstone with its change, and an origin with its transaction's last change" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes', 'tombstones');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
+INSERT INTO notes VALUES (9, 'old', NULL);
+BEGIN;
+SELECT sqlitetriggers_log_origin('server');
+INSERT INTO notes(id, body) VALUES (1, 'a'), (2, 'b');
+COMMIT;
+DELETE FROM notes WHERE id = 9;
+BEGIN;
+SELECT sqlitetriggers_log_origin('x');
+INSERT INTO notes(id, body) VALUES (3, 'c'), (4, 'd');
+COMMIT;
+UPDATE sqlitetriggers_log_consumers SET position = 2;
+SELECT group_concat(origin) FROM (SELECT origin FROM sqlitetriggers_log_origins ORDER BY since);
+SELECT count(*) FROM sqlitetriggers_log_tombstones;
+UPDATE sqlitetriggers_log_consumers SET position = 4;
+SELECT group_concat(origin) FROM (SELECT origin FROM sqlitetriggers_log_origins ORDER BY since);
+SELECT count(*) FROM sqlitetriggers_log_tombstones;
+UPDATE sqlitetriggers_log_consumers SET position = 6;
+SELECT count(*) FROM sqlitetriggers_log_origins;" \
+  "1
+server
+x
+server,x
+1
+x
+0
+0"
+
+check "a transaction that sets its origin, moves a position past its own changes and writes again keeps its origin" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes');
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('download');
+BEGIN;
+SELECT sqlitetriggers_log_origin('server');
+INSERT INTO notes(body) VALUES ('a');
+UPDATE sqlitetriggers_log_consumers SET position = (SELECT max(id) FROM sqlitetriggers_log);
+INSERT INTO notes(body) VALUES ('b');
+COMMIT;
+SELECT rowKey, origin FROM sqlitetriggers_changes;" \
+  "1
+server
+2|server"
+
+check "marking a transaction leaves the app's last_insert_rowid() alone" \
+  "$NOTES
+SELECT sqlitetriggers_log_install('notes');
+BEGIN;
+INSERT INTO notes(id, body) VALUES (41, 'a');
+SELECT sqlitetriggers_log_origin('server');
+SELECT last_insert_rowid();
+COMMIT;" \
+  "1
+server
+41"
+
+check "a table of 63 columns keeps them in one json_object(), 64 by concatenation: the same text" \
+  "$(t="CREATE TABLE w63(id INTEGER PRIMARY KEY"; for i in $(seq 1 62); do t="$t, c$i"; done; echo "$t);")
+$(t="CREATE TABLE w64(id INTEGER PRIMARY KEY"; for i in $(seq 1 63); do t="$t, c$i"; done; echo "$t);")
+SELECT sqlitetriggers_log_install('w63', 'tombstones'), sqlitetriggers_log_install('w64', 'tombstones');
+SELECT count(*) FROM sqlite_schema WHERE name = 'sqlitetriggers_log_1_delete' AND sql LIKE '%json_object(''id''%';
+SELECT count(*) FROM sqlite_schema WHERE name = 'sqlitetriggers_log_2_delete' AND sql LIKE '%''{\"id\":'' ||%';
+INSERT INTO w63(id, c1, c62) VALUES (1, x'ff', 2.5);
+INSERT INTO w64(id, c1, c62) VALUES (1, x'ff', 2.5);
+DELETE FROM w63;
+DELETE FROM w64;
+SELECT count(DISTINCT replace(deletedRow, ',\"c63\":null', '')), count(*) FROM sqlitetriggers_changes WHERE kind = 'delete';" \
+  "1|2
+1
+1
+1|2"
+
+check "a STRICT table's INTEGER and TEXT columns and a TEXT column go without the REAL branch; others keep it" \
+  "CREATE TABLE s(id INTEGER PRIMARY KEY, i INTEGER, t TEXT, a ANY, r REAL) STRICT;
+CREATE TABLE p(id INTEGER PRIMARY KEY, t VARCHAR(9), n NUMERIC, f FLOAT, x);
+SELECT sqlitetriggers_log_install('s', 'tombstones'), sqlitetriggers_log_install('p', 'tombstones');
+SELECT name, (length(sql) - length(replace(sql, 'WITH RECURSIVE', ''))) / 14 FROM sqlite_schema WHERE name GLOB 'sqlitetriggers_log_[0-9]*_delete' ORDER BY name;
+INSERT INTO s VALUES (1, 2, 'x', 0.5, 1.5);
+INSERT INTO p VALUES (1, 3.5, 4.5, 5.5, 6.5);
+DELETE FROM s;
+DELETE FROM p;
+SELECT deletedRow FROM sqlitetriggers_changes WHERE kind = 'delete' ORDER BY id;" \
+  "1|2
+sqlitetriggers_log_1_delete|2
+sqlitetriggers_log_2_delete|4
+{\"id\":1,\"i\":2,\"t\":\"x\",\"a\":{\"real\":[4503599627370496,-53]},\"r\":{\"real\":[6755399441055744,-52]}}
+{\"id\":1,\"t\":\"3.5\",\"n\":{\"real\":[5066549580791808,-50]},\"f\":{\"real\":[6192449487634432,-50]},\"x\":{\"real\":[7318349394477056,-50]}}"

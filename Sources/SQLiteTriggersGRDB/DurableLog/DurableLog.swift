@@ -49,11 +49,12 @@ public struct DurableChange<Record> {
     /// the row's last values when this change deleted it, decoded as
     /// ``record`` is; nil for any other change or table.
     public var deletedRecord: Record?
-    /// For a table logged with tombstones, when the change was written: the
-    /// clock touch rules stamp with (`datetime_subsec()`: GRDB's
-    /// `transactionDate`, or a pinned clock) on connections with
+    /// For a deletion in a table logged with tombstones, when it was
+    /// written: the clock touch rules stamp with (`datetime_subsec()`:
+    /// GRDB's `transactionDate`, or a pinned clock) on connections with
     /// SQLiteTriggers, SQLite's clock for other writers; in both, the time
-    /// the write ran, not the instant of its commit. Nil for other tables.
+    /// the write ran, not the instant of its commit. Nil for any other
+    /// change.
     public var time: Date?
 
     public init(id: Int64, tableName: String, kind: Kind, key: [DatabaseValue], record: Record?,
@@ -238,7 +239,7 @@ extension Database {
 
     /// Installs the durable log of each table, with tombstones or without:
     /// with them, a deletion keeps the row's last values
-    /// (``DurableChange/deletedRecord``) and every change its time
+    /// (``DurableChange/deletedRecord``) and its time
     /// (``DurableChange/time``), from every writer, so that a sync can
     /// send a deletion with its time. A table with tombstones names its
     /// columns in its triggers: to drop one of them, install the table
@@ -258,9 +259,10 @@ extension Database {
     /// ("server" for what a sync downloads), so that a consumer can leave
     /// them out (`durableBatch(for:of:limit:net:excluding:)`) instead of
     /// sending them back; nil marks them local, as every transaction
-    /// starts. Call it inside the transaction, before its first logged
-    /// change: later, or outside a transaction, it throws. No view,
-    /// trigger or default in a database file can set an origin.
+    /// starts. It marks the whole transaction, whenever it is called in
+    /// it; a savepoint rolled back undoes the mark it set. Outside a
+    /// transaction, or in a file without a durable log, it throws. No
+    /// view, trigger or default in a database file can set an origin.
     ///
     /// ```swift
     /// try dbQueue.write { db in
@@ -456,8 +458,10 @@ extension Database {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
         let position = try durablePosition(of: consumer)
         let changes = """
-            SELECT l.id, l.tableId, t.tableName, l.kind, l.rowKey, l.tx, l.origin, l.time, l.deletedRow, t.keyColumns
+            SELECT l.id, l.tableId, t.tableName, l.kind, l.rowKey, l.tx, o.origin, d.time, d.deletedRow, t.keyColumns
             FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
+            LEFT JOIN sqlitetriggers_log_origins AS o ON o.tx = l.tx
+            LEFT JOIN sqlitetriggers_log_tombstones AS d ON d.id = l.id
             WHERE l.id > ?
             """
         var rows = try Row.fetchAll(self, sql: changes + " ORDER BY l.id LIMIT ?", arguments: [position, max(limit, 1)])

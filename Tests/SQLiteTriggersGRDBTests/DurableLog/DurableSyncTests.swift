@@ -62,18 +62,28 @@ private func makeSyncFile() throws -> (pool: DatabasePool, plain: DatabaseQueue,
         #expect(next.transactions.map(\.origin) == [nil])
     }
 
-    @Test func anOriginIsSetInsideATransactionBeforeItsFirstChange() throws {
+    @Test func anOriginMarksTheWholeTransactionAndASavepointRolledBackUndoesIt() throws {
         let (pool, _, cleanup) = try makeSyncFile()
         defer { cleanup() }
         #expect {
             try pool.writeWithoutTransaction { db in try db.setDurableLogOrigin("server") }
         } throws: { error in "\(error)".contains("no transaction is open: call it after BEGIN") }
-        #expect {
-            try pool.write { db in
-                try SyncedNote(id: 1, title: "first", weight: 1, photo: nil, updatedAt: nil).insert(db)
+        try pool.write { db in
+            try SyncedNote(id: 1, title: "before the mark", weight: 1, photo: nil, updatedAt: nil).insert(db)
+            try db.setDurableLogOrigin("server")
+            #expect(db.lastInsertedRowID == 1)     // the mark's own row leaves it alone
+            try SyncedNote(id: 2, title: "after it", weight: 1, photo: nil, updatedAt: nil).insert(db)
+        }
+        try pool.write { db in
+            try db.inSavepoint {
                 try db.setDurableLogOrigin("server")
+                return .rollback
             }
-        } throws: { error in "\(error)".contains("set the origin before the transaction's first change") }
+            try SyncedNote(id: 3, title: "local", weight: 1, photo: nil, updatedAt: nil).insert(db)
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "upload", of: SyncedNote.self) }
+        #expect(batch.transactions.map(\.origin) == ["server", nil])
+        #expect(batch.transactions.map { $0.changes.count } == [2, 1])
         #expect {
             try pool.writeWithoutTransaction { db in _ = try db.durableLogTransactionID() }
         } throws: { error in "\(error)".contains("sqlitetriggers_log_transaction: no transaction is open") }
@@ -126,7 +136,7 @@ private func makeSyncFile() throws -> (pool: DatabasePool, plain: DatabaseQueue,
         // One clock with GRDB's transactionDate, to the millisecond.
         #expect(abs((deletions[0].time ?? .distantPast).timeIntervalSince(deletedAt)) < 0.001)
         #expect(abs((deletions[1].time ?? .distantPast).timeIntervalSinceNow) < 3600)
-        #expect(batch.changes.filter { $0.kind == .inserted }.allSatisfy { $0.deletedRecord == nil && $0.time != nil })
+        #expect(batch.changes.filter { $0.kind == .inserted }.allSatisfy { $0.deletedRecord == nil && $0.time == nil })
     }
 
     @Test func aNetBatchKeepsTheTombstoneOfARowItsTransactionDeleted() throws {
