@@ -184,7 +184,7 @@ public struct DurableBatch<Record> {
     var isNet = false
 
     /// Every change, in commit order.
-    public var changes: [DurableChange<Record>] { transactions.flatMap(\.changes) }
+    public var changes: [DurableChange<Record>] { transactions.flatMap { $0.changes } }
 }
 
 extension DurableBatch: Sendable where Record: Sendable {}
@@ -457,55 +457,76 @@ extension Database {
                                      net: Bool = false, excluding origins: Set<String> = []) throws -> DurableBatch<Record> {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
         let position = try durablePosition(of: consumer)
+        let reader = try DurableRowReader(tables: tables, in: self)
+        // The log's columns (DurableRowReader.logColumnCount), then the
+        // rows of the tables read, joined.
         let changes = """
-            SELECT l.id, l.tableId, t.tableName, l.kind, l.rowKey, l.tx, o.origin, d.time, d.deletedRow, t.keyColumns
-            FROM sqlitetriggers_log AS l LEFT JOIN sqlitetriggers_log_tables AS t ON t.id = l.tableId
+            SELECT l.id, l.tableId, l.kind, l.rowKey, l.tx, o.origin, d.time, d.deletedRow\(reader.selection)
+            FROM sqlitetriggers_log AS l
             LEFT JOIN sqlitetriggers_log_origins AS o ON o.tx = l.tx
-            LEFT JOIN sqlitetriggers_log_tombstones AS d ON d.id = l.id
+            LEFT JOIN sqlitetriggers_log_tombstones AS d ON d.id = l.id\(reader.joins)
             WHERE l.id > ?
             """
-        var rows = try Row.fetchAll(self, sql: changes + " ORDER BY l.id LIMIT ?", arguments: [position, max(limit, 1)])
-        // Whole transactions: the rest of the last one, whose rows follow.
-        if let last = rows.last, let tx: Int64 = last["tx"] {
-            rows += try Row.fetchAll(self, sql: changes + " AND l.tx = ? ORDER BY l.id", arguments: [last["id"] as Int64, tx])
-        }
-        var reader = DurableRowReader(tables: tables)
         // Every transaction read, the rows of tables not read included
-        // (they end it), then its changes of the tables read.
+        // (they end it), then its changes of the tables read. Rows from a
+        // cursor (not copied), columns by index, in the order of
+        // `changes`: this runs per change.
+        // Net folding needs each change's logged kind and row; an exact
+        // batch keeps the changes alone.
         var read: [(tx: Int64?, origin: String?, lastLogID: Int64)] = []
+        var exact: [[DurableChange<Record>]] = []
         var transactions: [[DurableNetFolding.Logged<Record>]] = []
-        for row in rows {
-            let id: Int64 = row["id"], tx: Int64? = row["tx"]
+        func consume(_ row: Row) throws {
+            let id: Int64 = row[0], tx: Int64? = row[4]
             if tx == nil || read.last?.tx != tx {
-                read.append((tx, row["origin"], id))
-                transactions.append([])
+                read.append((tx, row[5], id))
+                if net { transactions.append([]) } else { exact.append([]) }
             }
             read[read.count - 1].lastLogID = id
-            guard let tableName: String = row["tableName"],
-                  let table = try reader.table(named: tableName, keyColumns: row["keyColumns"], in: self) else { continue }
-            let key = try DurableRowReader<Record>.key(row["rowKey"], columns: table.keyColumns, in: self)
-            let loggedKind: Int = row["kind"]
+            let tableId: Int64 = row[1]
+            guard let table = reader.byID[tableId] else { return }
+            let rowKey: DatabaseValue = row[3]
+            let key = table.keyColumns.count == 1 ? [rowKey]
+                : try DurableRowReader<Record>.key(rowKey, columns: table.keyColumns, in: self)
+            let loggedKind: Int = row[2]
+            let deletedRow: String? = row[7]
             let change = DurableChange<Record>(
-                id: id, tableName: table.feed.name, kind: DurableNetFolding.exactKind(loggedKind),
-                key: key, record: try table.current(key),
-                deletedRecord: try (row["deletedRow"] as String?).map { try table.decode(deletedRow: $0, in: self) },
-                time: row["time"])
-            transactions[transactions.count - 1].append(DurableNetFolding.Logged(
-                change: change, loggedKind: loggedKind,
-                row: DurableNetFolding.RowIdentity(tableId: row["tableId"], rowKey: row["rowKey"])))
+                // A conflict probe (4, 5) as a deletion: the row read says whether it happened.
+                id: id, tableName: table.feed.name, kind: loggedKind == 1 ? .inserted : loggedKind == 2 ? .updated : .deleted,
+                key: key, record: try table.current(key, in: row),
+                deletedRecord: try deletedRow.map { try table.decode(deletedRow: $0, in: self) },
+                time: deletedRow == nil ? nil : row[6])
+            if net {
+                transactions[transactions.count - 1].append(DurableNetFolding.Logged(
+                    change: change, loggedKind: loggedKind, row: DurableNetFolding.RowIdentity(tableId: tableId, rowKey: rowKey)))
+            } else {
+                exact[exact.count - 1].append(change)
+            }
         }
-        let end: Int64 = rows.last?["id"] ?? position
+        let head = try Row.fetchCursor(self, sql: changes + " ORDER BY l.id LIMIT ?", arguments: [position, max(limit, 1)],
+                                       adapter: reader.adapter)
+        while let row = try head.next() { try consume(row) }
+        // Whole transactions: the rest of the last one, whose rows follow.
+        if let last = read.last, let tx = last.tx {
+            let rest = try Row.fetchCursor(self, sql: changes + " AND l.tx = ? ORDER BY l.id", arguments: [last.lastLogID, tx],
+                                           adapter: reader.adapter)
+            while let row = try rest.next() { try consume(row) }
+        }
+        let end: Int64 = read.last?.lastLogID ?? position
         if net {
             let later = try DurableNetFolding.laterTransactions(
                 of: DurableNetFolding.rowsNeedingLaterTransactions(transactions), after: end, in: self)
-            transactions = DurableNetFolding.folded(transactions, later: later)
+            exact = DurableNetFolding.folded(transactions, later: later).map { logged in logged.map { $0.change } }
         }
         // Left out after folding, which needs every transaction.
-        let result = zip(read, transactions).compactMap { transaction, logged -> DurableTransaction<Record>? in
-            if logged.isEmpty || transaction.origin.map(origins.contains) == true { return nil }
-            var kept = DurableTransaction(id: transaction.tx, origin: transaction.origin, changes: logged.map(\.change))
+        var result: [DurableTransaction<Record>] = []
+        result.reserveCapacity(exact.count)
+        for (transaction, changes) in zip(read, exact) {
+            if changes.isEmpty { continue }
+            if let origin = transaction.origin, origins.contains(origin) { continue }
+            var kept = DurableTransaction(id: transaction.tx, origin: transaction.origin, changes: changes)
             kept.lastLogID = transaction.lastLogID
-            return kept
+            result.append(kept)
         }
         var batch = DurableBatch(consumer: consumer, transactions: result, position: end, advances: end > position)
         batch.isNet = net
@@ -627,21 +648,30 @@ extension Database {
     }
 }
 
-/// Reads the rows the changes name, with one statement per table, prepared
-/// when the batch first meets the table.
+/// Reads the rows the changes name: for a table keyed by one column, joined
+/// to the log's rows in the batch's own query (as a hand-written consumer
+/// would, with the key column's affinity and collation); for a composite
+/// key, stored as JSON, by a statement per change.
 struct DurableRowReader<Record> {
-    let tables: [FeedTable<Record>]
-    private var read: [String: ReadTable] = [:]
-
     /// A table the batch reads: its key, and its row by key.
     struct ReadTable {
         let feed: FeedTable<Record>
         let keyColumns: [String]
-        let statement: Statement
+        /// Joined: the scope of its columns in the batch's rows, and the
+        /// index of its key among them (NULL: no such row).
+        let scope: String?
+        let keyIndex: Int
+        /// Not joined: its row by key.
+        let statement: Statement?
 
-        /// The row under `key`, decoded; nil when it no longer exists.
-        func current(_ key: [DatabaseValue]) throws -> Record? {
-            try Row.fetchOne(statement, arguments: StatementArguments(key)).map(feed.decode)
+        /// The row under `key` as the batch read it, decoded; nil when it
+        /// no longer exists.
+        func current(_ key: [DatabaseValue], in row: Row) throws -> Record? {
+            if let scope {
+                guard let scoped = row.scopes[scope], !scoped.hasNull(atIndex: keyIndex) else { return nil }
+                return try feed.decode(scoped)
+            }
+            return try statement.flatMap { try Row.fetchOne($0, arguments: StatementArguments(key)) }.map(feed.decode)
         }
 
         /// A tombstone's values (the log's deletedRow: a JSON object whose
@@ -655,30 +685,49 @@ struct DurableRowReader<Record> {
         }
     }
 
-    init(tables: [FeedTable<Record>]) {
-        self.tables = tables
-    }
+    /// The tables read, by the log's table id.
+    private(set) var byID: [Int64: ReadTable] = [:]
+    /// What the batch's query selects and joins for the joined tables,
+    /// after the log's own columns (`logColumnCount` of them).
+    private(set) var selection = ""
+    private(set) var joins = ""
+    private(set) var adapter: ScopeAdapter?
 
-    /// The table read under `name` (matched as SQLite matches names); nil
-    /// for a table not read.
-    mutating func table(named name: String, keyColumns json: String?, in db: Database) throws -> ReadTable? {
-        let lowercased = name.lowercased()
-        if let known = read[lowercased] { return known }
-        guard let feed = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { return nil }
-        guard let json, let keyColumns = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String],
-              !keyColumns.isEmpty else {
-            throw DatabaseError(message: "sqlitetriggers_log_tables: the keyColumns of \(name) are not a JSON array of names")
+    static var logColumnCount: Int { 8 }
+
+    /// The registered tables among `tables` (matched as SQLite matches
+    /// names).
+    init(tables: [FeedTable<Record>], in db: Database) throws {
+        var scopes: [String: any RowAdapter] = [:]
+        var nextColumn = Self.logColumnCount
+        for registered in try Row.fetchAll(db, sql: "SELECT id, tableName, keyColumns FROM sqlitetriggers_log_tables ORDER BY id") {
+            let id: Int64 = registered[0], name: String = registered[1], json: String? = registered[2]
+            guard let feed = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
+            guard let json, let keyColumns = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String],
+                  !keyColumns.isEmpty else {
+                throw DatabaseError(message: "sqlitetriggers_log_tables: the keyColumns of \(name) are not a JSON array of names")
+            }
+            // SQLQuoting doubles inner quotes (GRDB's quotedDatabaseIdentifier does not).
+            let quotedTable = SQLQuoting.identifier(feed.name)
+            if keyColumns.count == 1 {
+                let columns = try db.cachedStatement(sql: "SELECT * FROM \(quotedTable)").columnNames
+                let scope = "t\(id)", alias = SQLQuoting.identifier(scope)
+                let keyIndex = columns.firstIndex { $0.caseInsensitiveCompare(keyColumns[0]) == .orderedSame } ?? 0
+                selection += ", \(alias).*"
+                joins += " LEFT JOIN \(quotedTable) AS \(alias) ON l.tableId = \(id)"
+                    + " AND \(alias).\(SQLQuoting.identifier(keyColumns[0])) = l.rowKey"
+                scopes[scope] = RangeRowAdapter(nextColumn..<(nextColumn + columns.count))
+                nextColumn += columns.count
+                byID[id] = ReadTable(feed: feed, keyColumns: keyColumns, scope: scope, keyIndex: keyIndex, statement: nil)
+            } else {
+                let condition = keyColumns.map { "\(SQLQuoting.identifier($0)) = ?" }.joined(separator: " AND ")
+                let statement = try db.cachedStatement(sql: "SELECT * FROM \(quotedTable) WHERE \(condition)")
+                byID[id] = ReadTable(feed: feed, keyColumns: keyColumns, scope: nil, keyIndex: 0, statement: statement)
+            }
         }
-        // SQLQuoting doubles inner quotes (GRDB's quotedDatabaseIdentifier does not).
-        let condition = keyColumns.map { "\(SQLQuoting.identifier($0)) = ?" }.joined(separator: " AND ")
-        let statement = try db.cachedStatement(sql: "SELECT * FROM \(SQLQuoting.identifier(feed.name)) WHERE \(condition)")
-        let table = ReadTable(feed: feed, keyColumns: keyColumns, statement: statement)
-        read[lowercased] = table
-        return table
+        adapter = scopes.isEmpty ? nil : ScopeAdapter(scopes)
     }
 
-    /// One value per key column: a composite key is stored as a JSON
-    /// array, a blob in it as `{"blob":"<hex>"}`.
     /// M * 2^E, exactly (M is below 2^53 in magnitude); E = 1024 is an
     /// infinity of M's sign.
     static func exactReal(mantissa: Int64, exponent: Int) -> Double {
@@ -708,6 +757,8 @@ struct DurableRowReader<Record> {
         return data.databaseValue
     }
 
+    /// One value per key column: a composite key is stored as a JSON
+    /// array of exact values.
     static func key(_ stored: DatabaseValue, columns: [String], in db: Database) throws -> [DatabaseValue] {
         guard columns.count > 1 else { return [stored] }
         let values = try Row.fetchAll(db.cachedStatement(sql: exactValuesSQL), arguments: [stored]).map(exactValue)
@@ -757,12 +808,6 @@ enum DurableNetFolding {
         var change: DurableChange<Record>
         let loggedKind: Int
         let row: RowIdentity
-    }
-
-    /// How an exact batch shows a logged kind: a conflict probe as a
-    /// deletion (the row read now says whether it happened).
-    static func exactKind<Record>(_ logged: Int) -> DurableChange<Record>.Kind {
-        logged >= 3 ? .deleted : DurableChange<Record>.Kind(rawValue: logged) ?? .updated
     }
 
     /// Whether a row existed before and after one transaction (0 or 1),
