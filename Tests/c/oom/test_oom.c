@@ -502,6 +502,7 @@ static void runCaptureNet(long iAt, int persistent){ runCaptureEncoded(iAt, pers
 static const char *const aLogSql[] = {
   "INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync')",
   "BEGIN",
+  "SELECT sqlitetriggers_log_origin('server')",
   "INSERT INTO t(id, v) VALUES (1, 'a'), (2, 'b')",
   "INSERT OR REPLACE INTO t(id, v) VALUES (3, 'a')",
   "SAVEPOINT s",
@@ -509,6 +510,7 @@ static const char *const aLogSql[] = {
   "ROLLBACK TO s",
   "COMMIT",
   "UPDATE t SET v = 'd' WHERE id = 2",
+  "DELETE FROM t WHERE id = 2",
   "SELECT sqlitetriggers_log_check()",
 };
 #define N_LOG_SQL (int)(sizeof(aLogSql)/sizeof(aLogSql[0]))
@@ -524,9 +526,9 @@ static long queryCount(sqlite3 *db, const char *zSql){
 ** exists, every row of t and every deleted key has its change in the log,
 ** each stamped. */
 
-/* A complete install of one table with a UNIQUE column: the ten shared
+/* A complete install of one table with a UNIQUE column: the twelve shared
 ** objects (durable_log.c's azShared) and its five triggers. */
-#define N_LOG_OBJECTS 15
+#define N_LOG_OBJECTS 17
 
 static void runLog(long iAt, int persistent){
   sqlite3 *db = openRegistered();
@@ -538,7 +540,7 @@ static void runLog(long iAt, int persistent){
     exit(2);
   }
   arm(iAt, persistent);
-  rc = run(db, "SELECT sqlitetriggers_log_install('t')", 0);
+  rc = run(db, "SELECT sqlitetriggers_log_install('t', 'tombstones')", 0);
   if( rc!=SQLITE_OK ){
     expect(isMemoryFailure(db, rc), "a failed install says it is out of memory", iAt, persistent);
     disarm();
@@ -567,6 +569,14 @@ static void runLog(long iAt, int persistent){
       expect(strcmp(zTable, zKeys)==0, "every row written has its change logged", iAt, persistent);
       expect(queryCount(db, "SELECT count(*) FROM sqlitetriggers_log WHERE tx IS NULL")==0,
              "every change is stamped", iAt, persistent);
+      expect(queryCount(db, "SELECT count(*) FROM sqlitetriggers_log AS l WHERE kind <> 1 AND kind <> 2"
+                            " AND NOT EXISTS (SELECT 1 FROM sqlitetriggers_log_tombstones AS d WHERE d.id = l.id)")==0,
+             "every deletion has its tombstone", iAt, persistent);
+      /* The mark fails for memory alone, and the script goes on: its
+      ** transaction is then local; marked, it is marked once. */
+      expect(queryCount(db, "SELECT count(*) FROM sqlitetriggers_log_origins WHERE origin IS NOT 'server'")==0
+             && queryCount(db, "SELECT count(*) FROM sqlitetriggers_log_origins")<=1,
+             "a transaction's origin is whole or absent", iAt, persistent);
       expect(queryCount(db, "SELECT count(*) FROM t WHERE id = 1")==1
              || queryCount(db, "SELECT count(*) FROM sqlitetriggers_log WHERE rowKey = 1 AND kind IN (3, 4)")>=1
              || queryCount(db, "SELECT count(*) FROM sqlitetriggers_log WHERE rowKey = 1")==0,
