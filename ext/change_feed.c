@@ -206,15 +206,7 @@ static void changeFeedModeFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
                               " FROM temp.sqlite_master WHERE type = 'trigger'"
                               " AND name = 'sqlitetriggers_changes_' || ?1 || '_insert'", -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_step(pStmt);
-    if( rc==SQLITE_ROW ){
-      sqlite3_result_value(ctx, sqlite3_column_value(pStmt, 0));
-      rc = SQLITE_OK;
-    }else if( rc==SQLITE_DONE ){
-      rc = SQLITE_OK;
-    }
-  }
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_result_first_column(ctx, pStmt);
   sqlite3_finalize(pStmt);
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
   else if( rc!=SQLITE_OK ) sqlitetriggers_result_error(ctx, "sqlitetriggers_change_feed_mode", sqlite3_errmsg(db));

@@ -1401,15 +1401,7 @@ static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const cha
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pStmt, 1, iTx);
   if( rc==SQLITE_OK && pOrigin ) rc = sqlite3_bind_value(pStmt, 2, pOrigin);
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_step(pStmt);
-    if( rc==SQLITE_ROW ){
-      sqlite3_result_value(ctx, sqlite3_column_value(pStmt, 0));
-      rc = SQLITE_OK;
-    }else if( rc==SQLITE_DONE ){
-      rc = SQLITE_OK;
-    }
-  }
+  if( rc==SQLITE_OK ) rc = sqlitetriggers_result_first_column(ctx, pStmt);
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
   /* The app's last_insert_rowid() stays its own. */
   sqlite3_set_last_insert_rowid(db, lastRowid);

@@ -136,6 +136,15 @@ const char *sqlitetriggers_name_argument(sqlite3_context *ctx, const char *zFunc
   return zName;
 }
 
+int sqlitetriggers_result_first_column(sqlite3_context *ctx, sqlite3_stmt *pStmt){
+  int rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    sqlite3_result_value(ctx, sqlite3_column_value(pStmt, 0));
+    return SQLITE_OK;
+  }
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /*
 ** The first of SQLite's names of the rowid (rowid, _rowid_, oid) that no
 ** column of azColumn takes (a column of that name hides it, in SQL and in

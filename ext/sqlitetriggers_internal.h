@@ -145,6 +145,9 @@ int sqlitetriggers_rowid_name_bit(const char *zColumn);
 const char *sqlitetriggers_rowid_name_free(int taken);
 /* Sets the function's error "FUNC: MESSAGE", or out of memory. */
 void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const char *zMsg);
+/* Steps pStmt once: its first row's first column, if any, becomes the
+** function's result; SQLITE_OK when it ran, else the error code. */
+int sqlitetriggers_result_first_column(sqlite3_context *ctx, sqlite3_stmt *pStmt);
 
 /* durable_log.c */
 int sqlitetriggers_log_is_stamped(Connection *p);
