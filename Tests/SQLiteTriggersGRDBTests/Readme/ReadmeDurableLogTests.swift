@@ -25,19 +25,30 @@ import Testing
                 """)
         }
         let uploaded = Locked([String]())
+        // How the example ended before the test stopped it, if it did: it
+        // runs until cancelled, and ending early ends both consumers.
+        let endedEarly = Locked<String?>(nil)
         let example = Task {
-            try await ReadmeDurableLog.run(dbPool) { changes in
-                uploaded.mutate { $0 += changes.map { "\($0.kind) \($0.record?.title ?? "-")" } }
+            do {
+                try await ReadmeDurableLog.run(dbPool) { changes in
+                    uploaded.mutate { $0 += changes.map { "\($0.kind) \($0.record?.title ?? "-")" } }
+                }
+                if !Task.isCancelled { endedEarly.mutate { $0 = "it returned" } }
+            } catch where !Task.isCancelled {
+                endedEarly.mutate { $0 = "it threw \(error)" }
             }
         }
-        // Both consumers exist once the migration ran and they started.
-        for _ in 0..<500 {
+        // Both consumers exist once the migration ran and they started
+        // (up to 30 s, on two cores shared with the other tests).
+        var consumersStarted = false
+        for _ in 0..<3000 {
             let consumers = try? await dbPool.read { db in
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlitetriggers_log_consumers")
             }
-            if consumers == 2 { break }
+            if consumers == 2 { consumersStarted = true; break }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
+        #expect(consumersStarted, "the example's two consumers did not start")
         // UUID keys as GRDB stores them (16-byte blobs), a title changed by
         // the app, and a row from the shell: the index follows every one.
         let milk = ReadmeDurableLog.Reminder(id: UUID(), title: "Buy milk")
@@ -54,6 +65,7 @@ import Testing
             if index == ["Buy oat milk", "Call Sam"] && uploaded.value.contains("inserted Call Sam") { break }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
+        #expect(endedEarly.value == nil, "the example ended before the test: \(endedEarly.value ?? "")")
         example.cancel()
         _ = await example.result
         #expect(index == ["Buy oat milk", "Call Sam"])
