@@ -1414,6 +1414,37 @@ static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const cha
 }
 
 /*
+** 1 when the app called zFunc itself: every statement running reads only,
+** and one of them calls zFunc in its own text.  Else 0 with zFunc's error
+** set.  How the origin is kept from a database file for a few pointer
+** reads and a scan of short texts (the schema guard's check costs a marked
+** transaction more than the mark): SQLite refuses a direct-only function
+** in a file's views and triggers, and whatever escapes that rule (an
+** index's expressions, a CHECK or a generated column parsed before the
+** function existed: schema_guard.c) runs inside a statement of the app
+** whose text does not call it, or inside a write.
+*/
+static int logCalledByTheApp(sqlite3_context *ctx, const char *zFunc){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *pStmt = 0;
+  int isCalled = 0;
+  while( (pStmt = sqlite3_next_stmt(db, pStmt))!=0 ){
+    if( !sqlite3_stmt_busy(pStmt) ) continue;
+    if( !sqlite3_stmt_readonly(pStmt) ){
+      isCalled = 0;
+      break;
+    }
+    if( sqlitetriggers_sql_calls(sqlite3_sql(pStmt), zFunc) ) isCalled = 1;
+  }
+  if( !isCalled ){
+    sqlitetriggers_result_error(ctx, zFunc, "called by an expression, not by the app: mark a transaction "
+        "with a SELECT of its own that calls it by name (a statement that writes, a view, an index, "
+        "a CHECK or a generated column cannot)");
+  }
+  return isCalled;
+}
+
+/*
 ** sqlitetriggers_log_origin(ORIGIN) and sqlitetriggers_log_origin(): the
 ** origin of the current transaction (ORIGINS), kept in the file under its
 ** stamp, so that it lasts as long as the transaction's changes, and rolls
@@ -1431,9 +1462,7 @@ static void logOriginFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     return;
   }
-  /* Not guarded (schema_guard.c): direct-only, no object of a file can
-  ** call it, and it marks only the app's own transaction. */
-  if( !logInTransaction(ctx, zFunc) ) return;
+  if( !logCalledByTheApp(ctx, zFunc) || !logInTransaction(ctx, zFunc) ) return;
   isClear = sqlite3_value_type(argv[0])==SQLITE_NULL;
   if( !isClear ){
     const char *zOrigin = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "an origin (text, or NULL for local)");

@@ -4,7 +4,7 @@
 ** swift_callback(), swift_callback_log_capacity(), sqlitetriggers_pin_clock(),
 ** sqlitetriggers_seed_random(), the change feed's installer and capture
 ** (sqlitetriggers_change_feed(), sqlitetriggers_change_capture()) and the
-** durable log's (sqlitetriggers_log_install(), _uninstall()) change state
+** durable log's (sqlitetriggers_log_install(), _uninstall(), _origin()) change state
 ** or deliver something.  They are registered SQLITE_DIRECTONLY, and
 ** SQLite refuses them in views, triggers, DEFAULTs, CHECKs and generated
 ** columns read from a file.  Index expressions and partial-index WHERE
@@ -38,10 +38,9 @@
 ** transaction, when they join it (no file can be attached, and no other
 ** connection can change a schema, inside a transaction of this one; and a
 ** hostile schema refuses the very call that would join), the controls and
-** the installers on every call.  sqlitetriggers_log_origin() is not
-** guarded: it is direct-only, so no object of a file can call it, and it
-** marks only the app's own transaction (a guard's check would cost a
-** marked transaction more than the mark).  So whenever the file was opened, attached
+** the installers on every call.  sqlitetriggers_log_origin() is named here
+** but makes a check of its own instead of this one, cheaper, with the same
+** effect (durable_log.c's logCalledByTheApp()).  So whenever the file was opened, attached
 ** or changed by another connection, its schema never reaches them.
 **
 ** A check that passes is remembered with the schema's signature: every
@@ -69,6 +68,9 @@ static const char *const aGuardedName[] = {
   /* They install or drop triggers, or record a table's changes. */
   "sqlitetriggers_change_feed", "sqlitetriggers_change_capture",
   "sqlitetriggers_log_install", "sqlitetriggers_log_uninstall",
+  /* It marks whose writes a transaction's are (it checks its caller
+  ** itself: durable_log.c's logCalledByTheApp()). */
+  "sqlitetriggers_log_origin",
 };
 #define N_GUARDED_NAME (int)(sizeof(aGuardedName)/sizeof(aGuardedName[0]))
 
@@ -122,12 +124,12 @@ static const char *hiddenTable(const char *zType, const char *zName){
 }
 
 /*
-** The guarded function that zSql calls, or 0.  Tokens are read as
-** SQLite's tokenizer reads them: strings '...' and comments are skipped;
-** a bare, "double-quoted", [bracketed] or `backticked` identifier followed
-** by "(" is a call.
+** The guarded function that zSql calls (zOnly, when not NULL: that one
+** alone), or 0.  Tokens are read as SQLite's tokenizer reads them:
+** strings '...' and comments are skipped; a bare, "double-quoted",
+** [bracketed] or `backticked` identifier followed by "(" is a call.
 */
-static const char *sqlCallsGuardedFunction(const char *zSql){
+static const char *sqlCallsGuardedFunction(const char *zSql, const char *zOnly){
   const char *z = zSql;
   while( *z ){
     const char *zName = 0, *zFound;
@@ -158,9 +160,16 @@ static const char *sqlCallsGuardedFunction(const char *zSql){
       continue;
     }
     zFound = guardedName(zName, nName);
-    if( zFound && z[skipSpaceAndComments(z)]=='(' ) return zFound;
+    if( zFound && (zOnly==0 || zFound==zOnly) && z[skipSpaceAndComments(z)]=='(' ) return zFound;
   }
   return 0;
+}
+
+/* 1 when the SQL text zSql calls zFunc (one of aGuardedName, as spelled
+** there), as the guard reads calls. */
+int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc){
+  const char *zOnly = guardedName(zFunc, (int)strlen(zFunc));
+  return zSql && zOnly && sqlCallsGuardedFunction(zSql, zOnly)!=0;
 }
 
 /*
@@ -188,7 +197,7 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
       const char *zName = (const char*)sqlite3_column_text(pStmt, 1);
       const char *zObjSql = (const char*)sqlite3_column_text(pStmt, 2);
       /* TEMP is the app's own: only a hiding name is refused there. */
-      const char *zCalled = zObjSql && iDb!=1 ? sqlCallsGuardedFunction(zObjSql) : 0;
+      const char *zCalled = zObjSql && iDb!=1 ? sqlCallsGuardedFunction(zObjSql, 0) : 0;
       const char *zHidden = hiddenTable(zType, zName);
       if( zHidden ){
         *pzErr = sqlite3_mprintf(

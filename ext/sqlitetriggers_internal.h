@@ -200,6 +200,7 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int i
 ** data. */
 int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr);
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
+int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc);
 
 /* uuid.c */
 int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);

@@ -100,22 +100,23 @@ kept
 3|NULL"
 
 db=$(scratch_db)
-plain_sync "$NOTES
-CREATE TABLE audit(n);
+sql "$NOTES SELECT sqlitetriggers_log_install('notes');" "$db" >/dev/null
+plain_sync "CREATE TABLE audit(n);
 CREATE VIEW forge AS SELECT sqlitetriggers_log_origin('server') AS o;
 CREATE TRIGGER forge_on_insert BEFORE INSERT ON audit BEGIN SELECT sqlitetriggers_log_origin('server'); END;" "$db" >/dev/null
 check "no view or trigger in a file can set an origin (direct-only): the app's writes stay local" \
-  "SELECT sqlitetriggers_log_install('notes');
-BEGIN;
+  "BEGIN;
 SELECT o FROM forge;
 INSERT INTO audit VALUES (1);
 INSERT INTO notes(body) VALUES ('mine');
 COMMIT;
 SELECT quote(origin) FROM sqlitetriggers_changes;" \
-  "1
+  "Parse error near line 3: unsafe use of sqlitetriggers_log_origin()
 Parse error near line 4: unsafe use of sqlitetriggers_log_origin()
-Parse error near line 5: unsafe use of sqlitetriggers_log_origin()
 NULL" "$db"
+check "a file that names it makes the guarded calls refuse, as every function it guards" \
+  "SELECT sqlitetriggers_log_install('notes');" \
+  "Runtime error near line 2: sqlitetriggers_log_install: refused: view \"forge\" in database \"main\" calls sqlitetriggers_log_origin(); a database file must never reach this function (drop the object, or move it to the TEMP schema)" "$db"
 out=$(plain_sync "BEGIN;
 INSERT INTO notes(body) VALUES ('plain');
 COMMIT;
@@ -369,3 +370,28 @@ sqlitetriggers_log_1_delete|2
 sqlitetriggers_log_2_delete|4
 {\"id\":1,\"i\":2,\"t\":\"x\",\"a\":{\"real\":[4503599627370496,-53]},\"r\":{\"real\":[6755399441055744,-52]}}
 {\"id\":1,\"t\":\"3.5\",\"n\":{\"real\":[5066549580791808,-50]},\"f\":{\"real\":[6192449487634432,-50]},\"x\":{\"real\":[7318349394477056,-50]}}"
+
+# A file cannot mark the app's transactions, even through the expressions
+# that escape the direct-only rule when SQLite parsed the schema before
+# the load (an index's, a CHECK, a generated column): the function serves
+# only a statement of the app's that calls it by name.
+for kind in generated check partial-index; do
+  db=$(scratch_db)
+  case $kind in
+    generated)     ddl="CREATE TABLE h(a, b AS (abs(a))); INSERT INTO h(a) VALUES (1);"; touch="SELECT b FROM h;" ;;
+    check)         ddl="CREATE TABLE h(a CHECK (abs(a) IS NOT 'x'));"; touch="INSERT INTO h VALUES (1);" ;;
+    partial-index) ddl="CREATE TABLE h(a); CREATE INDEX hx ON h(a) WHERE abs(a) IS NOT 'x';"; touch="INSERT INTO h VALUES (1);" ;;
+  esac
+  sql "$NOTES $ddl SELECT sqlitetriggers_log_install('notes');" "$db" >/dev/null
+  # The system's shell edits the schema: newer shells are defensive.
+  sqlite3 "$db" "PRAGMA writable_schema = ON;
+    UPDATE sqlite_schema SET sql = replace(sql, 'abs(a)', 'sqlitetriggers_log_origin(''server'' || substr(a, 1, 0))')
+      WHERE sql LIKE '%abs(a)%';"
+  out=$(printf 'SELECT count(*) > 0 FROM sqlite_schema;\n.load %s\nBEGIN;\n%s\nINSERT INTO notes(body) VALUES (1);\nCOMMIT;\nSELECT quote(origin) FROM sqlitetriggers_changes;\n' \
+          "$EXT" "$touch" | "$SQLITE3" -batch "$db" 2>&1)
+  check_same "a file's $kind cannot mark the app's transaction; the statement fails naming the cause" \
+    "$(echo "$out" | sed -E 's/^(Runtime error|Error) near line [0-9]+: //; s/ \([0-9]+\)$//')" \
+    "1
+sqlitetriggers_log_origin: called by an expression, not by the app: mark a transaction with a SELECT of its own that calls it by name (a statement that writes, a view, an index, a CHECK or a generated column cannot)
+NULL"
+done
