@@ -225,13 +225,15 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
         public mutating func next() async throws -> DurableBatch<Record>? {
             let sequence = self.sequence
             if wakeups == nil {
-                try await sequence.writer.write { db in try db.startDurableReading(sequence.consumer) }
                 let started = DurableWakeups(writer: sequence.writer, pollInterval: sequence.pollInterval)
                 wakeups = started
                 wakeIterator = started.stream.makeAsyncIterator()
+                guard try await writeWhenUnlocked({ db in try db.startDurableReading(sequence.consumer) }) else {
+                    return nil
+                }
             }
             if let pending {
-                try await sequence.writer.write { db in try db.acknowledge(pending) }
+                guard try await writeWhenUnlocked({ db in try db.acknowledge(pending) }) else { return nil }
                 self.pending = nil
             }
             while !Task.isCancelled {
@@ -260,13 +262,30 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
                 }
                 // Changes of other tables only: past them, silently.
                 if batch.advances {
-                    try await sequence.writer.write { db in try db.acknowledge(batch) }
+                    guard try await writeWhenUnlocked({ db in try db.acknowledge(batch) }) else { break }
                     continue
                 }
                 if await wakeIterator?.next() == nil { break }
             }
             wakeups?.stop()
             return nil
+        }
+
+        /// Runs `body` in a write, again at each wake-up while another
+        /// process holds the lock (as reading does): a writer without a
+        /// busy timeout gets SQLITE_BUSY at once, and the sequence must not
+        /// end for it. False when the sequence ends first.
+        private mutating func writeWhenUnlocked(_ body: @escaping @Sendable (Database) throws -> Void) async throws -> Bool {
+            while !Task.isCancelled {
+                do {
+                    try await sequence.writer.write(body)
+                    return true
+                } catch where DurableWakeups.isTransient(error) {
+                    if await wakeIterator?.next() == nil { break }
+                }
+            }
+            wakeups?.stop()
+            return false
         }
     }
 }

@@ -198,6 +198,33 @@ private func makeSyncFile() throws -> (pool: DatabasePool, plain: DatabaseQueue,
         #expect(try pool.read { db in try db.durableBatch(for: "upload", of: SyncedNote.self) }.changes.count == 2)
     }
 
+    @Test func anUploadLoopWaitsOutAnotherProcessHoldingTheLock() async throws {
+        let (pool, _, cleanup) = try makeSyncFile()
+        defer { cleanup() }
+        try await pool.write { db in try SyncedNote(id: 1, title: "a", weight: 1, photo: nil, updatedAt: nil).insert(db) }
+        var uploads = pool.durableChanges(to: SyncedNote.self, consumer: "upload", pollInterval: 0.05).makeAsyncIterator()
+        #expect(try await uploads.next()?.changes.count == 1)
+        // Another process holds the write lock when the loop acknowledges
+        // (the pool has no busy timeout: SQLITE_BUSY at once).
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE')
+            print('locked', flush=True); time.sleep(1); c.execute('COMMIT')
+            """, pool.path]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        _ = output.fileHandleForReading.availableData          // "locked"
+        let next = Task { try await uploads.next() }
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        try await pool.write { db in try SyncedNote(id: 2, title: "b", weight: 1, photo: nil, updatedAt: nil).insert(db) }
+        let batch = try await next.value
+        holder.waitUntilExit()
+        #expect(batch?.changes.compactMap { $0.key(as: Int64.self) } == [2])
+    }
+
     // MARK: - Upgrading
 
     @Test func aLogOfTheEarlierFormatIsRefusedUntilInstalledAgain() throws {
