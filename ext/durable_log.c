@@ -150,8 +150,9 @@
 **   a transaction without an origin.  Being data, it rolls back with the
 **   savepoint that set it, and it is gone with the last change of its
 **   transaction (COMPACTION).  A writer without the extension has no
-**   stamp, so its changes are local.  The function is direct-only: no
-**   view, trigger or default in a file can set an origin.
+**   stamp, so its changes are local.  No object of a file can set an
+**   origin: the function is direct-only, and serves only a statement of
+**   the app's that calls it by name (logCalledByTheApp()).
 **
 ** TOMBSTONES
 **   The log keeps keys, which is enough while the row can be read; a
@@ -200,8 +201,9 @@
 **       when it was not logged.
 **   sqlitetriggers_log_origin(ORIGIN)
 **       Sets the current transaction's origin (ORIGINS): text without NUL,
-**       or NULL for local; returns it.  Refused outside a transaction, and
-**       in a file without a log of this format.
+**       or NULL for local; returns it.  Refused outside a transaction, in
+**       a file without a log of this format, and unless a statement of the
+**       app's that reads only calls it by name (logCalledByTheApp()).
 **   sqlitetriggers_log_origin()
 **       The current transaction's origin, or NULL.
 **   sqlitetriggers_log_transaction()
