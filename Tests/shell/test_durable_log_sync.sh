@@ -395,3 +395,27 @@ for kind in generated check partial-index; do
 sqlitetriggers_log_origin: called by an expression, not by the app: mark a transaction with a SELECT of its own that calls it by name (a statement that writes, a view, an index, a CHECK or a generated column cannot)
 NULL"
 done
+
+# Foreign-key actions and the app's own triggers write through the same
+# triggers: a cascade's deletion keeps its values, SET NULL is an update.
+# SQLite runs the actions in no promised order: sorted by table.
+for mode in OFF ON; do
+  check "recursive_triggers $mode: a cascade's deletions keep their values; SET NULL is an update, with none" \
+    "PRAGMA foreign_keys = ON;
+PRAGMA recursive_triggers = $mode;
+CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);
+CREATE TABLE items(id INTEGER PRIMARY KEY, list INTEGER REFERENCES lists(id) ON DELETE CASCADE, body BLOB);
+CREATE TABLE tags(id INTEGER PRIMARY KEY, list INTEGER REFERENCES lists(id) ON DELETE SET NULL);
+SELECT sqlitetriggers_log_install('items', 'tombstones'), sqlitetriggers_log_install('tags', 'tombstones');
+INSERT INTO lists VALUES (1, 'home');
+INSERT INTO items VALUES (10, 1, x'cafe'), (11, 1, NULL);
+INSERT INTO tags VALUES (20, 1);
+CREATE TEMP TRIGGER rename_before_delete BEFORE DELETE ON lists BEGIN UPDATE items SET body = x'00' WHERE id = 11; END;
+DELETE FROM lists;
+SELECT tableName, kind, rowKey, quote(deletedRow) FROM sqlitetriggers_changes WHERE id > 3 ORDER BY tableName, id;" \
+    "1|2
+items|update|11|NULL
+items|delete|10|'{\"id\":10,\"list\":1,\"body\":{\"blob\":\"cafe\"}}'
+items|delete|11|'{\"id\":11,\"list\":1,\"body\":{\"blob\":\"00\"}}'
+tags|update|20|NULL"
+done
