@@ -135,7 +135,9 @@
 **   file that calls the override elsewhere only reads that same stamp
 **   (or the probes' kind, LOG_PROBE_KIND_SQL).
 **   One more argument serves TOMBSTONES: -7319, the time; SQLite's own
-**   function answers NULL to it.
+**   function answers NULL to it.  Persistent rules (SQLiteTriggersGRDB's
+**   RuleSet.installPersistently) stamp with the same expression, so every
+**   writer of the file shares this one clock where the extension is.
 **   A host whose SQLite omits the compile-option functions
 **   (SQLITE_OMIT_COMPILEOPTION_DIAGS) could not run the triggers: install
 **   refuses there.
@@ -1328,7 +1330,8 @@ static void logProbeKind(sqlite3_context *ctx){
   sqlite3_free(zOn);
 }
 
-/* TOMBSTONES: the time of a deletion, as datetime_subsec() gives it. */
+/* TOMBSTONES: the time of a deletion (and a persistent rule's .now), as
+** datetime_subsec() gives it. */
 static void logTime(sqlite3_context *ctx, Connection *p){
   sqlite3_int64 iJD;
   char zOut[32];

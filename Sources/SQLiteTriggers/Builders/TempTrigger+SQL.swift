@@ -24,6 +24,7 @@ extension TempTrigger {
         self.sql = sql
         self.name = parsed.name ?? ""
         self.names = [self.name]
+        self.statements = [sql]
         self.tableName = parsed.table ?? ""
         self.firedBy = parsed.firedBy
         self.invalidReason = parsed.invalidReason
@@ -40,8 +41,8 @@ extension TempTrigger {
         if tokens.last?.text == ";" { tokens.removeLast() }
         guard tokens.count > 3, tokens[0].isWord("CREATE") else { return refuse("it does not start with CREATE") }
         guard tokens[1].isWord("TEMP") || tokens[1].isWord("TEMPORARY") else {
-            return refuse("it is not CREATE TEMP TRIGGER (a persistent trigger lives in the file, where every process "
-                          + "without our functions would fail on it; rules are TEMP, installed on each connection)")
+            return refuse("it is not CREATE TEMP TRIGGER (write the rule TEMP: a RuleSet installs it on the writer, "
+                          + "or into the file for every writer with installPersistently)")
         }
         guard tokens[2].isWord("TRIGGER") else { return refuse("it creates no trigger") }
         var index = 3

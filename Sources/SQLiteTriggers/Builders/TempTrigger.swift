@@ -86,6 +86,9 @@ public struct TempTrigger: Sendable, CustomStringConvertible {
     public let sql: String
     /// Every trigger `sql` creates: `name`, then any companions.
     package let names: [String]
+    /// `sql` as its statements, one `CREATE TEMP TRIGGER` each, in the
+    /// order of `names`.
+    package let statements: [String]
     /// The table (or view) the triggers are on.
     package let tableName: String
     /// The statements that fire them: "INSERT", "UPDATE", "DELETE".
@@ -94,10 +97,24 @@ public struct TempTrigger: Sendable, CustomStringConvertible {
     /// error installing it throws.
     package let invalidReason: String?
 
+    /// `sql` creates `name` and the companions, in one text that only
+    /// SQLite splits (it is never persisted).
     package init(name: String, sql: String, tableName: String, firedBy: Set<String>, companions: [String] = []) {
+        self.init(name: name, statements: [sql], names: [name] + companions, tableName: tableName, firedBy: firedBy)
+    }
+
+    /// One statement per trigger: `name`'s, then each companion's.
+    package init(name: String, sql: String, tableName: String, firedBy: Set<String>,
+                 companionStatements: [(name: String, sql: String)]) {
+        self.init(name: name, statements: [sql] + companionStatements.map(\.sql),
+                  names: [name] + companionStatements.map(\.name), tableName: tableName, firedBy: firedBy)
+    }
+
+    private init(name: String, statements: [String], names: [String], tableName: String, firedBy: Set<String>) {
         self.name = name
-        self.sql = sql
-        self.names = [name] + companions
+        self.sql = statements.joined(separator: ";\n")
+        self.names = names
+        self.statements = statements
         self.tableName = tableName
         self.firedBy = firedBy
         self.invalidReason = nil

@@ -88,8 +88,8 @@ extension TableDescription {
         let keep = temporaryTrigger("\(stamp.name)_kept", ifNotExists: true, .after, TriggerEvent(
             clause: "UPDATE OF \(columns.joined(separator: ", "))", nameFragment: "keep_stamp", when: blanked,
             body: [TriggerStatement(clauses: ["UPDATE \(SQLQuoting.identifier(tableName))", "SET \(restore)", "WHERE \(newRowCondition)"])]))
-        return TempTrigger(name: stamp.name, sql: stamp.sql + ";\n" + keep.sql, tableName: tableName,
-                                firedBy: stamp.firedBy.union(keep.firedBy), companions: [keep.name])
+        return TempTrigger(name: stamp.name, sql: stamp.sql, tableName: tableName,
+                           firedBy: stamp.firedBy.union(keep.firedBy), companionStatements: [(keep.name, keep.sql)])
     }
 
     /// After an UPDATE, stamps columns of the updated row, e.g. `updatedAt`;

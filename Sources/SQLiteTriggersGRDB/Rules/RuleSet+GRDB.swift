@@ -38,8 +38,14 @@ extension RuleSet {
             throw DatabaseError(resultCode: .SQLITE_READONLY, message: readOnlyRefusal(
                 "installing rules", consequence: "its triggers would never fire", remedy: "install rules on the writer"))
         }
+        let persistent = try PersistentRuleRegistry.persistentRuleNames(db)
         for rule in rules {
             try rule.refuseIfInvalid()
+            if persistent.contains(rule.name) {
+                throw DatabaseError(resultCode: .SQLITE_MISUSE, message:
+                    "rule \"\(rule.name)\" is a persistent rule of the file (RuleSet.installPersistently): installed TEMP too, "
+                    + "it would run twice. Leave it out of the rules installed TEMP")
+            }
             if try !db.tableExists(rule.tableName) && !db.viewExists(rule.tableName) {
                 throw DatabaseError(resultCode: .SQLITE_ERROR, message:
                     "rule \"\(rule.name)\" is on \"\(rule.tableName)\", which does not exist: "

@@ -28,6 +28,19 @@ extension TempTrigger {
                 "rule \"\(name)\"", consequence: "its triggers would never fire", remedy: "install rules on the writer"))
         }
         try db.execute(sql: sql)
+        do {
+            try refuseIfUnfit(db)
+        } catch {
+            try? drop().execute(db)
+            throw error
+        }
+    }
+
+    /// Throws when the rule, installed, does not fit the live schema: the
+    /// statements that fire it are compiled (never run), which compiles its
+    /// body, and each `UPDATE OF` column must be the table's. The error
+    /// names the rule, the table and SQLite's reason.
+    func refuseIfUnfit(_ db: Database) throws {
         let table = SQLQuoting.identifier(tableName)
         var probes: [String] = []
         if firedBy.contains("INSERT") { probes.append("INSERT INTO \(table) DEFAULT VALUES") }
@@ -41,7 +54,6 @@ extension TempTrigger {
             do {
                 _ = try db.makeStatement(sql: probe)
             } catch let error as DatabaseError {
-                try? drop().execute(db)
                 throw DatabaseError(resultCode: error.resultCode, message:
                     "rule \"\(name)\" on \"\(tableName)\" does not fit the live schema: \(error.message ?? "\(error.resultCode)"). "
                     + "Does the table have every column the rule names (a property missing from the table)?")
@@ -49,7 +61,6 @@ extension TempTrigger {
         }
         let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [tableName])
         for column in updateOfColumns() where !columns.containsName(column) {
-            try? drop().execute(db)
             throw DatabaseError(resultCode: .SQLITE_ERROR, message:
                 "rule \"\(name)\" on \"\(tableName)\" does not fit the live schema: UPDATE OF names \"\(column)\", "
                 + "which the table does not have, so the rule would never fire. "
