@@ -278,4 +278,24 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         try pool.write { db in try EveryWriter.rules.installPersistently(db) }
         #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
     }
+
+    /// migratePrimaryKeys recreates tables, keeping their triggers as written:
+    /// the persistent rules survive it, and still stamp integer-to-UUID rows.
+    @Test func thePrimaryKeyMigrationKeepsThePersistentRules() throws {
+        let (pool, cleanup) = try EveryWriter.migratedFile()
+        defer { cleanup() }
+        try pool.write { db in try db.execute(sql: "INSERT INTO everyWriterNotes(id, title) VALUES (1, 'a')") }
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            try migratePrimaryKeys(db, tables: ["everyWriterNotes"])
+        }
+        #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
+        let result = try shell(pool.path, loading: false, """
+            UPDATE everyWriterNotes SET updatedAt = NULL;
+            UPDATE everyWriterNotes SET title = 'b';
+            SELECT typeof(id), updatedAt FROM everyWriterNotes;
+            """)
+        let columns = result.output.trimmingCharacters(in: .newlines).split(separator: "|").map(String.init)
+        #expect(columns.first == "text" && isSubsecondTime(columns.last), "\(result.output)")
+    }
 }
