@@ -24,6 +24,8 @@ dpkg -s "libsqlite3-dev:$(dpkg --print-architecture)" >/dev/null 2>&1 || missing
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v cc >/dev/null || missing+=(gcc)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+# The sync example's server (Tests/sync/run.sh starts a cluster under build/).
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 

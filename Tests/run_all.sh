@@ -144,6 +144,8 @@ stage swift-versions swift_versions_stage
 # The DocC catalogs against the symbol graphs of the swift stage's build.
 stage docs bash Tests/docs/check.sh
 stage consumer bash Tests/consumer/run.sh
+# Two devices syncing through a real PostgreSQL server (the example package).
+stage sync bash Tests/sync/run.sh
 stage tsan tsan_stage
 
 echo "$total_passed passed, $total_failed failed"
