@@ -9,6 +9,8 @@
 # must be equal in every column to the last writer's version of every
 # note (the writers' journals say which), with no echo and no version
 # applied twice.  Prints "sync: N passed, N failed".
+#   run.sh --bench N   make bench's row instead: N changes uploaded, timed
+#                      (a release build)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 example=$root/Tests/sync
@@ -33,13 +35,17 @@ finish() {
 }
 trap finish EXIT
 
+bench=${2:-}
+[ "${1:-}" = --bench ] || bench=
+configuration=debug
+[ -n "$bench" ] && configuration=release
 rm -rf "$run" && mkdir -p "$run/journals" "$run/pg"
-if (set -o pipefail; cd "$example" && swift build --scratch-path "$work/.build" 2>&1 | tail -n 3); then
+if (set -o pipefail; cd "$example" && swift build -c "$configuration" --scratch-path "$work/.build" 2>&1 | tail -n 3); then
   pass "the example package builds"
 else
   fail "the example package does not build"; exit
 fi
-sync=$work/.build/debug/two-device-sync
+sync=$work/.build/$configuration/two-device-sync
 
 # The server: initdb refuses to run as root, so as root the cluster runs as
 # Debian's postgres user, in a folder of its own.
@@ -65,6 +71,10 @@ else
 fi
 
 A=$run/a.sqlite B=$run/b.sqlite
+if [ -n "$bench" ]; then
+  "$sync" bench "$A" "$run/pg" "$bench" && pass "the round trip measured" || fail "the round trip could not be measured"
+  exit
+fi
 
 # shell_edits DB DEVICE WRITER EDITS SEED [--load]: the sqlite3 shell edits
 # one random note per transaction (insert, edit or delete), journaling the

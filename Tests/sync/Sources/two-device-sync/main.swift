@@ -7,6 +7,7 @@
 //   two-device-sync upload DEVICE_DB DEVICE SOCKET_DIR [PAUSE_MS]
 //   two-device-sync download DEVICE_DB SOCKET_DIR
 //   two-device-sync check A_DB B_DB SOCKET_DIR JOURNAL_DIR
+//   two-device-sync bench DEVICE_DB SOCKET_DIR CHANGES
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -55,6 +56,9 @@ do {
         }
         for failure in failures { say("FAIL \(failure)") }
         exit(failures.isEmpty ? 0 : 1)
+    case ("bench", 4):
+        guard let count = Int(arguments[3]) else { usage() }
+        try await withServer(arguments[2]) { server in try await bench(path: arguments[1], server: server, count: count) }
     default:
         usage()
     }
