@@ -77,6 +77,17 @@ private func makeDurableVariant(_ name: String, directory: URL, stamps: Bool,
     return DurableVariant(name: name, writer: try DatabaseQueue(path: path, configuration: config), path: path)
 }
 
+/// The backlog row alone (`--durable-backlog`), for profiling it.
+func durableBacklogOnly() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try durableBacklogSuite(makeDurableVariant("durable log, a writer without the extension", directory: directory, stamps: false) { db in
+        try db.installDurableLog(for: ["reminders"])
+        try db.startDurableConsumer("sync")
+    })
+}
+
 func durableLogSuite() throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

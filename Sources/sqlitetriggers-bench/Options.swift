@@ -5,6 +5,7 @@
 ///     sqlitetriggers-bench --change-feeds         the change-feed suite alone
 ///     sqlitetriggers-bench --rules                up to and with the rules suite
 ///     sqlitetriggers-bench --durable-log          the durable-log suite alone
+///     sqlitetriggers-bench --durable-backlog      its backlog row alone (to profile it)
 ///     sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS
 ///         one measured write, for Tests/bench/feed_instructions.py
 ///     sqlitetriggers-bench --migration-memory N   one migration's peak memory
@@ -13,6 +14,7 @@ enum BenchMode: Equatable {
     case changeFeeds
     case throughRules
     case durableLog
+    case durableBacklog
     case changeFeedWrite(variant: Int, write: Int, rows: Int)
     case migrationMemory(rows: Int)
 
@@ -23,6 +25,7 @@ enum BenchMode: Equatable {
         case ("--change-feeds", 0): self = .changeFeeds
         case ("--rules", 0): self = .throughRules
         case ("--durable-log", 0): self = .durableLog
+        case ("--durable-backlog", 0): self = .durableBacklog
         case ("--change-feed-write", 3):
             guard let variant = numbers[0], let write = numbers[1], let rows = numbers[2] else { Self.usage(arguments) }
             self = .changeFeedWrite(variant: variant, write: write, rows: rows)

@@ -23,6 +23,8 @@ case .changeFeeds:
     try changeFeedSuite()
 case .durableLog:
     try durableLogSuite()
+case .durableBacklog:
+    try durableBacklogOnly()
 case .throughRules:
     try observerSuite()
     try changeFeedSuite()

@@ -184,7 +184,14 @@ public struct DurableBatch<Record> {
     var isNet = false
 
     /// Every change, in commit order.
-    public var changes: [DurableChange<Record>] { transactions.flatMap { $0.changes } }
+    public var changes: [DurableChange<Record>] {
+        // A loop rather than flatMap: in code generic over Record, each
+        // closure call looks up the types' metadata again.
+        var changes: [DurableChange<Record>] = []
+        changes.reserveCapacity(transactions.reduce(0) { $0 + $1.changes.count })
+        for transaction in transactions { changes.append(contentsOf: transaction.changes) }
+        return changes
+    }
 }
 
 extension DurableBatch: Sendable where Record: Sendable {}
@@ -476,41 +483,52 @@ extension Database {
         var read: [(tx: Int64?, origin: String?, lastLogID: Int64)] = []
         var exact: [[DurableChange<Record>]] = []
         var transactions: [[DurableNetFolding.Logged<Record>]] = []
-        func consume(_ row: Row) throws {
-            let id: Int64 = row[0], tx: Int64? = row[4]
-            if tx == nil || read.last?.tx != tx {
-                read.append((tx, row[5], id))
-                if net { transactions.append([]) } else { exact.append([]) }
+        // Cached: the same tables give the same text, and compiling it
+        // (GRDB's authorizer reads every column) costs more than a batch.
+        // One loop over both queries, its body inline: in this generic
+        // code, a body called per row looks up the generic types' metadata
+        // per row, which costed more than the rest of the body.
+        var cursor: RowCursor? = try Row.fetchCursor(cachedStatement(sql: changes + " ORDER BY l.id LIMIT ?"),
+                                                     arguments: [position, max(limit, 1)], adapter: reader.adapter)
+        var readsRest = false
+        while let rows = cursor {
+            while let row = try rows.next() {
+                // Optionals decoded by hand: GRDB decodes an Optional through
+                // generic code that instantiates its metadata per value.
+                let log = row.unadapted
+                let id: Int64 = log[0], tx: Int64? = log.hasNull(atIndex: 4) ? nil : log[4] as Int64
+                if tx == nil || read.last?.tx != tx {
+                    read.append((tx, log.hasNull(atIndex: 5) ? nil : log[5] as String, id))
+                    if net { transactions.append([]) } else { exact.append([]) }
+                }
+                read[read.count - 1].lastLogID = id
+                let tableId: Int64 = log[1]
+                guard let table = reader.byID[tableId] else { continue }
+                let rowKey: DatabaseValue = log[3]
+                let key = table.keyColumns.count == 1 ? [rowKey]
+                    : try DurableRowReader<Record>.key(rowKey, columns: table.keyColumns, in: self)
+                let loggedKind: Int = log[2]
+                let deletedRow: String? = log.hasNull(atIndex: 7) ? nil : log[7] as String
+                let change = DurableChange<Record>(
+                    // A conflict probe (4, 5) as a deletion: the row read says whether it happened.
+                    id: id, tableName: table.feed.name, kind: loggedKind == 1 ? .inserted : loggedKind == 2 ? .updated : .deleted,
+                    key: key, record: try table.current(key, in: row),
+                    deletedRecord: try deletedRow.map { try table.decode(deletedRow: $0, in: self) },
+                    time: deletedRow == nil ? nil : log[6])
+                if net {
+                    transactions[transactions.count - 1].append(DurableNetFolding.Logged(
+                        change: change, loggedKind: loggedKind, row: DurableNetFolding.RowIdentity(tableId: tableId, rowKey: rowKey)))
+                } else {
+                    exact[exact.count - 1].append(change)
+                }
             }
-            read[read.count - 1].lastLogID = id
-            let tableId: Int64 = row[1]
-            guard let table = reader.byID[tableId] else { return }
-            let rowKey: DatabaseValue = row[3]
-            let key = table.keyColumns.count == 1 ? [rowKey]
-                : try DurableRowReader<Record>.key(rowKey, columns: table.keyColumns, in: self)
-            let loggedKind: Int = row[2]
-            let deletedRow: String? = row[7]
-            let change = DurableChange<Record>(
-                // A conflict probe (4, 5) as a deletion: the row read says whether it happened.
-                id: id, tableName: table.feed.name, kind: loggedKind == 1 ? .inserted : loggedKind == 2 ? .updated : .deleted,
-                key: key, record: try table.current(key, in: row),
-                deletedRecord: try deletedRow.map { try table.decode(deletedRow: $0, in: self) },
-                time: deletedRow == nil ? nil : row[6])
-            if net {
-                transactions[transactions.count - 1].append(DurableNetFolding.Logged(
-                    change: change, loggedKind: loggedKind, row: DurableNetFolding.RowIdentity(tableId: tableId, rowKey: rowKey)))
-            } else {
-                exact[exact.count - 1].append(change)
+            cursor = nil
+            // Whole transactions: the rest of the last one, whose rows follow.
+            if !readsRest, let last = read.last, let tx = last.tx {
+                readsRest = true
+                cursor = try Row.fetchCursor(cachedStatement(sql: changes + " AND l.tx = ? ORDER BY l.id"),
+                                             arguments: [last.lastLogID, tx], adapter: reader.adapter)
             }
-        }
-        let head = try Row.fetchCursor(self, sql: changes + " ORDER BY l.id LIMIT ?", arguments: [position, max(limit, 1)],
-                                       adapter: reader.adapter)
-        while let row = try head.next() { try consume(row) }
-        // Whole transactions: the rest of the last one, whose rows follow.
-        if let last = read.last, let tx = last.tx {
-            let rest = try Row.fetchCursor(self, sql: changes + " AND l.tx = ? ORDER BY l.id", arguments: [last.lastLogID, tx],
-                                           adapter: reader.adapter)
-            while let row = try rest.next() { try consume(row) }
         }
         let end: Int64 = read.last?.lastLogID ?? position
         if net {
@@ -521,7 +539,8 @@ extension Database {
         // Left out after folding, which needs every transaction.
         var result: [DurableTransaction<Record>] = []
         result.reserveCapacity(exact.count)
-        for (transaction, changes) in zip(read, exact) {
+        for (index, transaction) in read.enumerated() {
+            let changes = exact[index]
             if changes.isEmpty { continue }
             if let origin = transaction.origin, origins.contains(origin) { continue }
             var kept = DurableTransaction(id: transaction.tx, origin: transaction.origin, changes: changes)
@@ -619,22 +638,23 @@ extension Database {
     static let durableLogFormat = 2
 
     func hasDurableLog() throws -> Bool {
-        try Bool.fetchOne(self, sql: "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_consumers'") ?? false
+        // Cached statements here and below: a consumer runs them every batch.
+        try Bool.fetchOne(cachedStatement(sql: "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_consumers'")) ?? false
     }
 
     /// Moves the consumer's position forward to `position`.
     func moveDurablePosition(of consumer: String, to position: Int64) throws {
-        try execute(sql: "UPDATE sqlitetriggers_log_consumers SET position = max(position, ?) WHERE name = ?",
-                    arguments: [position, consumer])
+        try cachedStatement(sql: "UPDATE sqlitetriggers_log_consumers SET position = max(position, ?) WHERE name = ?")
+            .execute(arguments: [position, consumer])
     }
 
     /// The consumer's position; throws when it is unknown or fell behind,
     /// or the log is of an earlier format.
     func durablePosition(of consumer: String) throws -> Int64 {
-        guard let row = try Row.fetchOne(self, sql: """
+        guard let row = try Row.fetchOne(cachedStatement(sql: """
             SELECT c.position, m.compactedThrough, m.formatVersion
             FROM sqlitetriggers_log_consumers AS c, sqlitetriggers_log_meta AS m WHERE c.name = ?
-            """, arguments: [consumer]) else { throw DurableLogError.unknownConsumer(consumer) }
+            """), arguments: [consumer]) else { throw DurableLogError.unknownConsumer(consumer) }
         let position: Int64 = row[0], compactedThrough: Int64 = row[1], format: Int = row[2]
         guard format == Self.durableLogFormat else {
             throw DatabaseError(message: "the durable log in this file is of format \(format), and this "
@@ -657,21 +677,32 @@ struct DurableRowReader<Record> {
     struct ReadTable {
         let feed: FeedTable<Record>
         let keyColumns: [String]
-        /// Joined: the scope of its columns in the batch's rows, and the
-        /// index of its key among them (NULL: no such row).
-        let scope: String?
+        /// Where its row comes from.
+        enum Source {
+            /// Joined, the only table joined: the batch's rows, adapted,
+            /// are its rows (the log's columns are read unadapted).
+            case wholeRow
+            /// Joined beside others: the scope of its columns.
+            case scope(String)
+            /// Not joined: its row by key.
+            case statement(Statement)
+        }
+        var source: Source
+        /// Joined: the index of its key among its columns (NULL: no such row).
         let keyIndex: Int
-        /// Not joined: its row by key.
-        let statement: Statement?
 
         /// The row under `key` as the batch read it, decoded; nil when it
         /// no longer exists.
         func current(_ key: [DatabaseValue], in row: Row) throws -> Record? {
-            if let scope {
+            switch source {
+            case .wholeRow:
+                return row.hasNull(atIndex: keyIndex) ? nil : try feed.decode(row)
+            case .scope(let scope):
                 guard let scoped = row.scopes[scope], !scoped.hasNull(atIndex: keyIndex) else { return nil }
                 return try feed.decode(scoped)
+            case .statement(let statement):
+                return try Row.fetchOne(statement, arguments: StatementArguments(key)).map(feed.decode)
             }
-            return try statement.flatMap { try Row.fetchOne($0, arguments: StatementArguments(key)) }.map(feed.decode)
         }
 
         /// A tombstone's values (the log's deletedRow: a JSON object whose
@@ -691,7 +722,7 @@ struct DurableRowReader<Record> {
     /// after the log's own columns (`logColumnCount` of them).
     private(set) var selection = ""
     private(set) var joins = ""
-    private(set) var adapter: ScopeAdapter?
+    private(set) var adapter: (any RowAdapter)?
 
     static var logColumnCount: Int { 8 }
 
@@ -700,7 +731,7 @@ struct DurableRowReader<Record> {
     init(tables: [FeedTable<Record>], in db: Database) throws {
         var scopes: [String: any RowAdapter] = [:]
         var nextColumn = Self.logColumnCount
-        for registered in try Row.fetchAll(db, sql: "SELECT id, tableName, keyColumns FROM sqlitetriggers_log_tables ORDER BY id") {
+        for registered in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, tableName, keyColumns FROM sqlitetriggers_log_tables ORDER BY id")) {
             let id: Int64 = registered[0], name: String = registered[1], json: String? = registered[2]
             guard let feed = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
             guard let json, let keyColumns = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String],
@@ -718,14 +749,23 @@ struct DurableRowReader<Record> {
                     + " AND \(alias).\(SQLQuoting.identifier(keyColumns[0])) = l.rowKey"
                 scopes[scope] = RangeRowAdapter(nextColumn..<(nextColumn + columns.count))
                 nextColumn += columns.count
-                byID[id] = ReadTable(feed: feed, keyColumns: keyColumns, scope: scope, keyIndex: keyIndex, statement: nil)
+                byID[id] = ReadTable(feed: feed, keyColumns: keyColumns, source: .scope(scope), keyIndex: keyIndex)
             } else {
                 let condition = keyColumns.map { "\(SQLQuoting.identifier($0)) = ?" }.joined(separator: " AND ")
                 let statement = try db.cachedStatement(sql: "SELECT * FROM \(quotedTable) WHERE \(condition)")
-                byID[id] = ReadTable(feed: feed, keyColumns: keyColumns, scope: nil, keyIndex: 0, statement: statement)
+                byID[id] = ReadTable(feed: feed, keyColumns: keyColumns, source: .statement(statement), keyIndex: 0)
             }
         }
-        adapter = scopes.isEmpty ? nil : ScopeAdapter(scopes)
+        // One table joined (the usual case): its range is the row, with no
+        // scope to look up per change.
+        if scopes.count == 1, let (scope, range) = scopes.first, let id = byID.first(where: {
+            if case .scope(scope) = $0.value.source { return true } else { return false }
+        })?.key {
+            byID[id]?.source = .wholeRow
+            adapter = range
+        } else {
+            adapter = scopes.isEmpty ? nil : ScopeAdapter(scopes)
+        }
     }
 
     /// M * 2^E, exactly (M is below 2^53 in magnitude); E = 1024 is an
