@@ -28,7 +28,8 @@ extension RuleSet {
     /// The set is the file's whole set of persistent rules: installing it
     /// again changes nothing when nothing changed, replaces a rule whose
     /// definition changed, installs rules a table recreation dropped, and
-    /// drops rules a previous install wrote that the set no longer has.
+    /// drops rules a previous install wrote that the set no longer has
+    /// (one changed by hand since is refused, never dropped unseen).
     /// They are recorded in the table `sqlitetriggers_rules`, which
     /// ``persistentRuleDrift(_:)`` compares with the file. All or nothing:
     /// a refusal leaves the file as it was. A rule is also checked against
@@ -56,7 +57,14 @@ extension RuleSet {
                     + "(RuleSet.install), and with both it would run twice. Install it one way: persistently, for every writer")
             }
             for entry in registered.values where !wanted.contains(entry.triggerName) {
-                if inFile[entry.triggerName] != nil {
+                // Only what was installed goes: a trigger changed since is
+                // someone's work, never dropped unseen.
+                if let fileSQL = inFile[entry.triggerName] {
+                    guard fileSQL == entry.sql else {
+                        throw DatabaseError(resultCode: .SQLITE_ERROR, message:
+                            "persistent rule \"\(entry.rule)\" is no longer in the rule set, but its trigger \"\(entry.triggerName)\" "
+                            + "was changed in the file since it was installed: drop it (or restore it) in a migration first")
+                    }
                     try db.execute(sql: "DROP TRIGGER main.\(SQLQuoting.identifier(entry.triggerName))")
                 }
                 try db.execute(sql: "DELETE FROM main.sqlitetriggers_rules WHERE triggerName = ?", arguments: [entry.triggerName])

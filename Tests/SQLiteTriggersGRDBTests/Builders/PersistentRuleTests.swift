@@ -275,6 +275,10 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         #expect(edited.status == 0, "\(edited.output)")
         let changed = try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }
         #expect(changed == [PersistentRuleDrift(rule: "everyWriterTags_at_most_two", tableName: "everyWriterTags", kind: .changed)])
+        // A set without that rule would drop it: not a trigger changed by hand.
+        #expect {
+            try pool.write { db in try RuleSet { EveryWriterNote.afterUpdateTouch(\.updatedAt) }.installPersistently(db) }
+        } throws: { error in "\(error)".contains("was changed in the file since it was installed: drop it (or restore it)") }
         try pool.write { db in try EveryWriter.rules.installPersistently(db) }
         #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
     }
