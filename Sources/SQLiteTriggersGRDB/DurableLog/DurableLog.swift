@@ -189,7 +189,9 @@ public struct DurableBatch<Record> {
         // closure call looks up the types' metadata again.
         var changes: [DurableChange<Record>] = []
         changes.reserveCapacity(transactions.reduce(0) { $0 + $1.changes.count })
-        for transaction in transactions { changes.append(contentsOf: transaction.changes) }
+        for transaction in transactions {
+            for change in transaction.changes { changes.append(change) }
+        }
         return changes
     }
 }
@@ -491,6 +493,7 @@ extension Database {
         var cursor: RowCursor? = try Row.fetchCursor(cachedStatement(sql: changes + " ORDER BY l.id LIMIT ?"),
                                                      arguments: [position, max(limit, 1)], adapter: reader.adapter)
         var readsRest = false
+        var lastTable: (id: Int64, table: DurableRowReader<Record>.ReadTable)?
         while let rows = cursor {
             while let row = try rows.next() {
                 // Optionals decoded by hand: GRDB decodes an Optional through
@@ -503,7 +506,9 @@ extension Database {
                 }
                 read[read.count - 1].lastLogID = id
                 let tableId: Int64 = log[1]
-                guard let table = reader.byID[tableId] else { continue }
+                // Runs of one table's changes skip the dictionary.
+                if lastTable?.id != tableId { lastTable = reader.byID[tableId].map { (tableId, $0) } }
+                guard let table = lastTable?.table else { continue }
                 let rowKey: DatabaseValue = log[3]
                 let key = table.keyColumns.count == 1 ? [rowKey]
                     : try DurableRowReader<Record>.key(rowKey, columns: table.keyColumns, in: self)
