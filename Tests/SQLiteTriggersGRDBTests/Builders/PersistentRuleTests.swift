@@ -78,6 +78,27 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         #expect(touch.sql.hasPrefix("CREATE TEMP TRIGGER IF NOT EXISTS \"\(touch.name)\"\nAFTER UPDATE ON \"main\".\"everyWriterNotes\""))
     }
 
+    /// A rule written as SQL (by hand, or by StructuredQueries) persists
+    /// the same way: TEMP and the schema go, `datetime_subsec()` becomes
+    /// the time of every writer, and a name in a comment or a string stays.
+    @Test func aRuleWrittenAsSQLPersistsToo() throws {
+        let rule = TempTrigger(sql: """
+            CREATE TEMP TRIGGER IF NOT EXISTS temp.notes_touch AFTER UPDATE OF title ON main.everyWriterNotes
+            BEGIN UPDATE everyWriterNotes SET updatedAt = datetime_subsec ( ), title = 'datetime_subsec()' -- datetime_subsec()
+            WHERE rowid = new.rowid; END
+            """)
+        let sql = try DatabaseQueue(configuration: installingConfiguration()).write { db in
+            try db.execute(sql: EveryWriter.schema)
+            try RuleSet([rule]).installPersistently(db)
+            return try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger'")
+        }
+        #expect(sql == """
+            CREATE TRIGGER "notes_touch" AFTER UPDATE OF title ON everyWriterNotes
+            BEGIN UPDATE everyWriterNotes SET updatedAt = coalesce(sqlite_compileoption_get(-7319), strftime('%Y-%m-%d %H:%M:%f', 'now')), title = 'datetime_subsec()' -- datetime_subsec()
+            WHERE rowid = new.rowid; END
+            """)
+    }
+
     // MARK: - Every writer
 
     @Test func theShellAndPythonWithoutTheExtensionObeyEveryRule() throws {
