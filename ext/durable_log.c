@@ -165,7 +165,9 @@
 **   keep their types as keys do: integers and text as JSON, NULL as null,
 **   a blob as {"blob":"<lowercase hex>"}, a REAL as {"real":[M,E]}, in a
 **   row of sqlitetriggers_log_tombstones that the trigger writes after
-**   the change's, under its id (last_insert_rowid()).  A column that can
+**   the change's, under its id (last_insert_rowid()); after a probe,
+**   only when the probe logged a row (LOG_TOMBSTONE_PROBED), so that a
+**   write that deletes nothing looks each conflict up once.  A column that can
 **   never hold a REAL (TEXT affinity; INT, INTEGER, TEXT or BLOB in a
 **   STRICT table) goes without the REAL branch, whose registers SQLite
 **   would zero in every run of the trigger.  The deletion's time, in
@@ -358,6 +360,9 @@ static const char *const azShared[] = {
 /* TOMBSTONES: the time of a deletion, and how its row starts. */
 #define LOG_TIME_ARGUMENT -7319
 #define LOG_TOMBSTONE_INSERT "INSERT INTO \"sqlitetriggers_log_tombstones\"(\"id\", \"time\", \"deletedRow\") "
+/* After a conflict probe: its FROM, which reads nothing when the probe
+** logged no row (appendProbe). */
+#define LOG_TOMBSTONE_PROBED "FROM (SELECT 1 WHERE changes() > 0) AS g CROSS JOIN "
 #define LOG_TIME_SQL "coalesce(sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_TIME_ARGUMENT) \
   "), strftime('%Y-%m-%d %H:%M:%f', 'now'))"
 
@@ -634,7 +639,17 @@ static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *co
     zFrom = sqlite3_str_finish(pFrom);
     if( zFrom ){
       sqlite3_str_appendf(pOut, "%s; ", zFrom);
-      appendTombstone(pOut, pTab, "r", zFrom);
+      if( pTab->isTombstones ){
+        /* The tombstone finds the probe's row again, only when the probe
+        ** logged one: changes() is the rows of the trigger's last
+        ** statement, and a one-row subquery first in a CROSS JOIN is
+        ** tested before the lookup (a term of the WHERE would be tested
+        ** after it: SQLite hoists no non-deterministic term). */
+        char *zGuarded = sqlite3_mprintf(LOG_TOMBSTONE_PROBED "%s", zFrom + sizeof("FROM ") - 1);
+        if( zGuarded==0 ) pTab->isOutOfMemory = 1;
+        else appendTombstone(pOut, pTab, "r", zGuarded);
+        sqlite3_free(zGuarded);
+      }
     }else{
       /* Out of memory: the probes' text is unusable, and
       ** logReadTable() reports it. */
