@@ -5,56 +5,24 @@ import SQLiteTriggersGRDB
 // The primary-key migration against the equivalent hand-written SQL: 1,000
 // parents and 1,000,000 children with a foreign key, on fresh in-memory
 // copies; both derive ids with the same function, so the difference is
-// what migratePrimaryKeys adds (parsing, checks, foreign_key_check). Then
+// what migratePrimaryKeys adds (parsing, its checks of the values, and
+// foreign_key_check on the integer keys before the copy). Then
 // its peak memory, which must not grow with the table: 1,000,000 and
 // 10,000,000 rows, each migrated in a process of its own, on a file.
 
 func migrationSuite() throws {
     let children = 1_000_000
-    func makeMigrationQueue() throws -> DatabaseQueue {
-        let queue = try makeQueue(trigger: nil, rows: 0)
-        try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE parents(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
-                CREATE TABLE children(id INTEGER PRIMARY KEY, parentID INTEGER NOT NULL REFERENCES parents(id), title TEXT NOT NULL);
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
-                INSERT INTO parents(title) SELECT 'Parent ' || i FROM n;
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(children))
-                INSERT INTO children(parentID, title) SELECT 1 + i % 1000, 'Child ' || i FROM n;
-                """)
-        }
-        return queue
-    }
-    let handWritten = """
-        CREATE TABLE new_parents(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), title TEXT NOT NULL);
-        INSERT INTO new_parents(rowid, id, title) SELECT rowid, sqlitetriggers_derived_uuid(:salt, 'parents', id), title FROM parents;
-        CREATE TABLE new_children(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()),
-          parentID TEXT NOT NULL REFERENCES parents(id), title TEXT NOT NULL);
-        INSERT INTO new_children(rowid, id, parentID, title) SELECT rowid, sqlitetriggers_derived_uuid(:salt, 'children', id),
-          sqlitetriggers_derived_uuid(:salt, 'parents', parentID), title FROM children;
-        DROP TABLE children;
-        DROP TABLE parents;
-        ALTER TABLE new_parents RENAME TO parents;
-        ALTER TABLE new_children RENAME TO children;
-        """
     var best = (handWritten: Double.infinity, migration: Double.infinity)
-    for _ in 1...3 {
-        let manual = try makeMigrationQueue()
-        best.handWritten = min(best.handWritten, try seconds {
-            try manual.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA foreign_keys = OFF")
-                try db.inTransaction {
-                    try db.execute(sql: handWritten, arguments: ["salt": Data(repeating: 7, count: 32)])
-                    return .commit
-                }
-            }
-        })
-        let automatic = try makeMigrationQueue()
-        best.migration = min(best.migration, try seconds {
-            try automatic.writeWithoutTransaction { db in _ = try migratePrimaryKeys(db, tables: ["parents", "children"]) }
-        })
-        let versions = try automatic.read { db in try Int.fetchSet(db, sql: "SELECT uuid_version(parentID) FROM children") }
-        precondition(versions == [8], "the migration did not convert the foreign keys")
+    // Each side on a queue of its own, made after the other's is freed, and
+    // taking turns to go first: neither runs beside the other's million rows.
+    for run in 0..<4 {
+        for byHand in run % 2 == 0 ? [true, false] : [false, true] {
+            let queue = try makeMigrationQueue(children: children)
+            let elapsed = try seconds { try byHand ? migrateByHand(queue) : migrateAutomatically(queue) }
+            let versions = try queue.read { db in try Int.fetchSet(db, sql: "SELECT uuid_version(parentID) FROM children") }
+            precondition(versions == [8], "the migration did not convert the foreign keys")
+            if byHand { best.handWritten = min(best.handWritten, elapsed) } else { best.migration = min(best.migration, elapsed) }
+        }
     }
     report("primary-key migration, 1,000 parents and \(children) children", ours: "migratePrimaryKeys", best.migration,
            peer: "hand-written four-step SQL, same ids, rowids kept", best.handWritten, unit: "s", target: 1.1)
@@ -62,6 +30,61 @@ func migrationSuite() throws {
     let small = try migrationMemory(rows: 1_000_000), large = try migrationMemory(rows: 10_000_000)
     report("migration peak RSS, 10,000,000 rows (\(Int(large.seconds)) s)", ours: "migratePrimaryKeys", large.kib / 1024,
            peer: "the same, 1,000,000 rows (\(Int(small.seconds)) s)", small.kib / 1024, unit: "MiB", target: 1.1)
+}
+
+/// 1,000 parents and `children` children referencing them, in memory.
+private func makeMigrationQueue(children: Int) throws -> DatabaseQueue {
+    let queue = try makeQueue(trigger: nil, rows: 0)
+    try queue.write { db in
+        try db.execute(sql: """
+            CREATE TABLE parents(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+            CREATE TABLE children(id INTEGER PRIMARY KEY, parentID INTEGER NOT NULL REFERENCES parents(id), title TEXT NOT NULL);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+            INSERT INTO parents(title) SELECT 'Parent ' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(children))
+            INSERT INTO children(parentID, title) SELECT 1 + i % 1000, 'Child ' || i FROM n;
+            """)
+    }
+    return queue
+}
+
+/// The peer: the four steps written by hand, with the same derived ids.
+private func migrateByHand(_ queue: DatabaseQueue) throws {
+    try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+        try db.inTransaction {
+            try db.execute(sql: """
+                CREATE TABLE new_parents(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()), title TEXT NOT NULL);
+                INSERT INTO new_parents(rowid, id, title) SELECT rowid, sqlitetriggers_derived_uuid(:salt, 'parents', id), title FROM parents;
+                CREATE TABLE new_children(id TEXT PRIMARY KEY NOT NULL ON CONFLICT REPLACE DEFAULT (uuid()),
+                  parentID TEXT NOT NULL REFERENCES parents(id), title TEXT NOT NULL);
+                INSERT INTO new_children(rowid, id, parentID, title) SELECT rowid, sqlitetriggers_derived_uuid(:salt, 'children', id),
+                  sqlitetriggers_derived_uuid(:salt, 'parents', parentID), title FROM children;
+                DROP TABLE children;
+                DROP TABLE parents;
+                ALTER TABLE new_parents RENAME TO parents;
+                ALTER TABLE new_children RENAME TO children;
+                """, arguments: ["salt": Data(repeating: 7, count: 32)])
+            return .commit
+        }
+    }
+}
+
+private func migrateAutomatically(_ queue: DatabaseQueue) throws {
+    try queue.writeWithoutTransaction { db in _ = try migratePrimaryKeys(db, tables: ["parents", "children"]) }
+}
+
+/// The one migration callgrind counts (Tests/bench/migration_instructions.py
+/// toggles collection on this function's name).
+@inline(never) func measuredMigration(_ queue: DatabaseQueue, byHand: Bool) throws {
+    try byHand ? migrateByHand(queue) : migrateAutomatically(queue)
+}
+
+/// `--migration-write VARIANT CHILDREN`: one migration of 1,000 parents
+/// and CHILDREN children, by hand (VARIANT 0) or by migratePrimaryKeys (1).
+func migrationWrite(variant: Int, children: Int) throws {
+    let queue = try makeMigrationQueue(children: children)
+    try measuredMigration(queue, byHand: variant == 0)
 }
 
 /// Runs this program with `--migration-memory rows`: (peak KiB, seconds).

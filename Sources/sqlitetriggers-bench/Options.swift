@@ -6,6 +6,9 @@
 ///     sqlitetriggers-bench --rules                up to and with the rules suite
 ///     sqlitetriggers-bench --durable-log          the durable-log suite alone
 ///     sqlitetriggers-bench --durable-backlog      its backlog row alone (to profile it)
+///     sqlitetriggers-bench --migration            the migration suite alone
+///     sqlitetriggers-bench --migration-write VARIANT CHILDREN
+///         one measured migration, for Tests/bench/migration_instructions.py
 ///     sqlitetriggers-bench --change-feed-write VARIANT WRITE ROWS
 ///         one measured write, for Tests/bench/feed_instructions.py
 ///     sqlitetriggers-bench --migration-memory N   one migration's peak memory
@@ -15,7 +18,9 @@ enum BenchMode: Equatable {
     case throughRules
     case durableLog
     case durableBacklog
+    case migration
     case changeFeedWrite(variant: Int, write: Int, rows: Int)
+    case migrationWrite(variant: Int, children: Int)
     case migrationMemory(rows: Int)
 
     init(arguments: [String]) {
@@ -26,9 +31,13 @@ enum BenchMode: Equatable {
         case ("--rules", 0): self = .throughRules
         case ("--durable-log", 0): self = .durableLog
         case ("--durable-backlog", 0): self = .durableBacklog
+        case ("--migration", 0): self = .migration
         case ("--change-feed-write", 3):
             guard let variant = numbers[0], let write = numbers[1], let rows = numbers[2] else { Self.usage(arguments) }
             self = .changeFeedWrite(variant: variant, write: write, rows: rows)
+        case ("--migration-write", 2):
+            guard let variant = numbers[0], let children = numbers[1] else { Self.usage(arguments) }
+            self = .migrationWrite(variant: variant, children: children)
         case ("--migration-memory", 1):
             guard let rows = numbers[0] else { Self.usage(arguments) }
             self = .migrationMemory(rows: rows)

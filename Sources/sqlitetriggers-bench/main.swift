@@ -25,6 +25,10 @@ case .durableLog:
     try durableLogSuite()
 case .durableBacklog:
     try durableBacklogOnly()
+case .migration:
+    try migrationSuite()
+case .migrationWrite(let variant, let children):
+    try migrationWrite(variant: variant, children: children)
 case .throughRules:
     try observerSuite()
     try changeFeedSuite()

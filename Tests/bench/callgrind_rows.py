@@ -1,9 +1,11 @@
 """make bench: instructions per row, counted by callgrind inside one function.
 
-Shared by feed_instructions.py and stamp_instructions.py: a program is run
-twice under callgrind, with 6,000 and 2,000 rows, counting only inside the
-function `toggle` names; the difference over 4,000 rows is the cost of a
-row, with what is counted once (preparing, opening) cancelled out.
+Shared by feed_instructions.py, migration_instructions.py and
+stamp_instructions.py: a program is run
+twice under callgrind, with 6,000 and 2,000 rows (or the two counts given),
+counting only inside the function `toggle` names; the difference over the
+rows between is the cost of a row, with what is counted once (preparing,
+opening) cancelled out.
 """
 import os
 import shutil
@@ -27,6 +29,16 @@ def refusal(argv, argument_count, doc, what):
     return None
 
 
+def stripped_copy(binary, directory):
+    """A copy of the Swift binary in directory, without its debug
+    information, which valgrind cannot read."""
+    copy = os.path.join(directory, "sqlitetriggers-bench-stripped")
+    shutil.copyfile(binary, copy)
+    os.chmod(copy, 0o755)
+    subprocess.run(["strip", "--strip-debug", copy], check=True)
+    return copy
+
+
 def count(command, toggle):
     run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                           f"--toggle-collect={toggle}"] + command, capture_output=True, text=True,
@@ -38,9 +50,10 @@ def count(command, toggle):
     raise RuntimeError(f"callgrind counted nothing in {toggle}: {run.stderr[-800:]}")
 
 
-def per_row(command, toggle):
+def per_row(command, toggle, rows=(6_000, 2_000)):
     """command: the program and its arguments, less the row count, which comes last."""
-    return (count(command + ["6000"], toggle) - count(command + ["2000"], toggle)) / 4_000
+    more, fewer = rows
+    return (count(command + [str(more)], toggle) - count(command + [str(fewer)], toggle)) / (more - fewer)
 
 
 def print_row(what, ours, ours_value, peer, peer_value, target=""):

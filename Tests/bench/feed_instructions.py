@@ -15,9 +15,6 @@ information first: valgrind cannot read Swift's.
 Usage: feed_instructions.py BENCH_BINARY WORK_DIRECTORY; prints ROW lines
 for report.py, or nothing (and says why) without valgrind.
 """
-import os
-import shutil
-import subprocess
 import sys
 
 import callgrind_rows
@@ -39,10 +36,7 @@ def main():
     status = callgrind_rows.refusal(sys.argv, 2, __doc__, "change-feed")
     if status is not None:
         return status
-    binary = os.path.join(sys.argv[2], "sqlitetriggers-bench-stripped")
-    shutil.copyfile(sys.argv[1], binary)
-    os.chmod(binary, 0o755)
-    subprocess.run(["strip", "--strip-debug", binary], check=True)
+    binary = callgrind_rows.stripped_copy(sys.argv[1], sys.argv[2])
     decode = per_row(binary, VARIANTS["decode"], 0) - per_row(binary, VARIANTS["step"], 0)
     callgrind_rows.print_row("decoding one typed record, instructions (callgrind)", "GRDB FeedItem(row:)", decode,
                              "", None)

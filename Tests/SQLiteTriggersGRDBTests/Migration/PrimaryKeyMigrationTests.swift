@@ -214,11 +214,46 @@ func relations(_ db: Database) throws -> [String] {
             try db.execute(sql: "PRAGMA foreign_keys = OFF; INSERT INTO reminderTags VALUES (99, 1); PRAGMA foreign_keys = ON")
         }
         let before = try dbQueue.read(dump)
+        // Refused while planning, on the integer keys: no table is created.
+        var steps: [String] = []
+        var migration = PrimaryKeyMigration(tables: reminderTables, uuidFunction: .uuid)
+        migration.afterStep = { steps.append($0) }
         let error = try #require(throws: PrimaryKeyMigrationError.self) {
-            try dbQueue.writeWithoutTransaction { db in try migratePrimaryKeys(db, tables: reminderTables) }
+            try dbQueue.writeWithoutTransaction { db in try migration.run(db) }
         }
         #expect(error.table == "reminderTags")
         #expect(error.reason == #"row 16 holds "reminderID" = 99, which is no row of "reminders", before the migration: fix it first"#)
+        #expect(steps.isEmpty)
+        #expect(try dbQueue.read(dump) == before)
+    }
+
+    /// The references are not looked up again row by row after the copy
+    /// (in release builds): they hold if the new tables declare the same
+    /// foreign keys, which is checked. A rewrite that lost one is refused.
+    @Test func foreignKeysLostByTheRewriteAreRefused() throws {
+        let dbQueue = try makeQueue()
+        let before = try dbQueue.read(dump)
+        var migration = PrimaryKeyMigration(tables: reminderTables, uuidFunction: .uuid)
+        nonisolated(unsafe) var connection: Database?
+        migration.afterStep = { step in
+            // What a rewriter bug would leave: reminderTags without its
+            // reference to tags.
+            guard step == "recreated", let db = connection else { return }
+            try db.execute(sql: """
+                CREATE TABLE lost("reminderID" TEXT NOT NULL REFERENCES "reminders"("id") ON DELETE CASCADE, "tagID" TEXT NOT NULL) STRICT;
+                INSERT INTO lost SELECT "reminderID", "tagID" FROM reminderTags;
+                DROP TABLE reminderTags;
+                ALTER TABLE lost RENAME TO reminderTags;
+                """)
+        }
+        let error = try #require(throws: PrimaryKeyMigrationError.self) {
+            try dbQueue.writeWithoutTransaction { db in
+                connection = db
+                _ = try migration.run(db)
+            }
+        }
+        #expect(error.table == "reminderTags")
+        #expect(error.reason.contains("its foreign keys differ after the rewrite"))
         #expect(try dbQueue.read(dump) == before)
     }
 
@@ -300,7 +335,7 @@ func relations(_ db: Database) throws -> [String] {
         let dbQueue = try makeQueue("CREATE TABLE t(id INTEGER PRIMARY KEY, v)")
         try dbQueue.write { db in
             try db.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120000)
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 170000)
                 INSERT INTO t SELECT i * 3, i FROM n
                 """)
         }
@@ -308,13 +343,14 @@ func relations(_ db: Database) throws -> [String] {
         try dbQueue.writeWithoutTransaction { db in
             _ = try migratePrimaryKeys(db, tables: ["t"], rowsCopied: { steps.append($0) })
         }
-        #expect(steps.map(\.rowsCopied) == [0, 50_000, 100_000, 120_000])
-        #expect(steps.allSatisfy { $0.table == "t" && $0.rowCount == 120_000 })
+        // Chunks of 50,000 rows, then twice as many each time.
+        #expect(steps.map(\.rowsCopied) == [0, 50_000, 150_000, 170_000])
+        #expect(steps.allSatisfy { $0.table == "t" && $0.rowCount == 170_000 })
         let copied = try dbQueue.read { db in
             try Row.fetchOne(db, sql: "SELECT count(*), count(DISTINCT id), min(rowid), max(rowid), sum(v) FROM t")
         }
-        #expect(copied == ["count(*)": 120_000, "count(DISTINCT id)": 120_000, "min(rowid)": 3, "max(rowid)": 360_000,
-                           "sum(v)": 7_200_060_000])
+        #expect(copied == ["count(*)": 170_000, "count(DISTINCT id)": 170_000, "min(rowid)": 3, "max(rowid)": 510_000,
+                           "sum(v)": 14_450_085_000])
     }
 
     @Test func theCommandMigratesAFileForShellUsers() throws {
