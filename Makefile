@@ -172,6 +172,7 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(BUILD)/bench_stam
 	   $(BUILD)/bench_callback; \
 	   BENCH_PYTHON=$(PYTHON) BENCH_EXTENSION=$(BUILD)/libsqlitetriggers .build/release/sqlitetriggers-bench; \
 	   $(PYTHON) Tests/bench/feed_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
+	   $(PYTHON) Tests/bench/observer_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
 	   $(PYTHON) Tests/bench/migration_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
 	   $(PYTHON) Tests/bench/stamp_instructions.py $(BUILD)/bench_stamp; \
 	   bash Tests/sync/run.sh --bench 10000; \

@@ -6,6 +6,9 @@
 ///     sqlitetriggers-bench --rules                up to and with the rules suite
 ///     sqlitetriggers-bench --durable-log          the durable-log suite alone
 ///     sqlitetriggers-bench --durable-backlog      its backlog row alone (to profile it)
+///     sqlitetriggers-bench --observers            the observer suite alone
+///     sqlitetriggers-bench --observer-write VARIANT ROWS
+///         one measured UPDATE, for Tests/bench/observer_instructions.py
 ///     sqlitetriggers-bench --migration            the migration suite alone
 ///     sqlitetriggers-bench --migration-write VARIANT CHILDREN
 ///         one measured migration, for Tests/bench/migration_instructions.py
@@ -18,6 +21,8 @@ enum BenchMode: Equatable {
     case throughRules
     case durableLog
     case durableBacklog
+    case observers
+    case observerWrite(variant: Int, rows: Int)
     case migration
     case changeFeedWrite(variant: Int, write: Int, rows: Int)
     case migrationWrite(variant: Int, children: Int)
@@ -31,6 +36,10 @@ enum BenchMode: Equatable {
         case ("--rules", 0): self = .throughRules
         case ("--durable-log", 0): self = .durableLog
         case ("--durable-backlog", 0): self = .durableBacklog
+        case ("--observers", 0): self = .observers
+        case ("--observer-write", 2):
+            guard let variant = numbers[0], let rows = numbers[1] else { Self.usage(arguments) }
+            self = .observerWrite(variant: variant, rows: rows)
         case ("--migration", 0): self = .migration
         case ("--change-feed-write", 3):
             guard let variant = numbers[0], let write = numbers[1], let rows = numbers[2] else { Self.usage(arguments) }

@@ -25,6 +25,10 @@ case .durableLog:
     try durableLogSuite()
 case .durableBacklog:
     try durableBacklogOnly()
+case .observers:
+    try observerSuite()
+case .observerWrite(let variant, let rows):
+    try observerWrite(variant: variant, rows: rows)
 case .migration:
     try migrationSuite()
 case .migrationWrite(let variant, let children):

@@ -1,7 +1,6 @@
 """make bench: instructions per row, counted by callgrind inside one function.
 
-Shared by feed_instructions.py, migration_instructions.py and
-stamp_instructions.py: a program is run
+Shared by the *_instructions.py scripts: a program is run
 twice under callgrind, with 6,000 and 2,000 rows (or the two counts given),
 counting only inside the function `toggle` names; the difference over the
 rows between is the cost of a row, with what is counted once (preparing,
