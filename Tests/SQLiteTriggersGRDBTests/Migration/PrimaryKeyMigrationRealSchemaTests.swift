@@ -410,6 +410,24 @@ import Testing
         #expect(try dbQueue.read(dump) == before)
     }
 
+    /// Text that is no integer references no row, as foreign_key_check
+    /// says before the copy ('5' is matched to id 5, and refused above).
+    @Test func aForeignKeyHoldingTextIsAnOrphan() throws {
+        let (dbQueue, cleanup) = try makeFile("""
+            CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, pID TEXT REFERENCES p(id));
+            INSERT INTO p VALUES (5);
+            """)
+        defer { cleanup() }
+        try dbQueue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF; INSERT INTO t VALUES (1, 'A-17'); PRAGMA foreign_keys = ON")
+        }
+        let before = try dbQueue.read(dump)
+        let error = try #require(throws: PrimaryKeyMigrationError.self) { try migrate(dbQueue, ["p", "t"]) }
+        #expect(error.table == "t")
+        #expect(error.reason == #"row 1 holds "pID" = 'A-17', which is no row of "p", before the migration: fix it first"#)
+        #expect(try dbQueue.read(dump) == before)
+    }
+
     @Test func aForeignKeyDefaultBecomesTheNewIdOfItsParent() throws {
         let (dbQueue, cleanup) = try makeFile("""
             CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT);
