@@ -170,6 +170,7 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(BUILD)/bench_stam
 	@swift build -c release --product sqlitetriggers-bench 2>&1 | tail -n 1
 	@{ $(PYTHON) Tests/bench/functions.py $(BUILD)/libsqlitetriggers.so; \
 	   $(BUILD)/bench_callback; \
+	   $(PYTHON) Tests/bench/callback_instructions.py $(BUILD)/bench_callback; \
 	   BENCH_PYTHON=$(PYTHON) BENCH_EXTENSION=$(BUILD)/libsqlitetriggers .build/release/sqlitetriggers-bench; \
 	   $(PYTHON) Tests/bench/feed_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
 	   $(PYTHON) Tests/bench/observer_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \

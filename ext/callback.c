@@ -307,7 +307,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               "a NUL character", -1);
     return;
   }
-  if( !sqlitetriggers_callback_join(ctx, p, "swift_callback") ) return;
+  if( !pState->isEnlisted && !sqlitetriggers_callback_join(ctx, p, "swift_callback") ) return;
   /* The copy the log and after-commit observers keep is what immediate
   ** observers read too: stored arguments are read faster than SQLite's
   ** values.  It joins the transaction's events only after them, so that
@@ -348,8 +348,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
       return;
     }
     pState->lastCommit++;
-    sqlitetriggers_commit_event(pState, pEv, sqlitetriggers_has_after_commit_observer(pState));
-    sqlitetriggers_stored_event_release(pEv);
+    sqlitetriggers_commit_event(pState, pEv, sqlitetriggers_has_after_commit_observer(pState), 1);
   }
 }
 

@@ -116,8 +116,9 @@ StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
   assert( nArg>=0 && nArg<=SQLITETRIGGERS_MAX_CALLBACK_ARGS );
   nByte = sizeof(StoredEvent) + nArg*sizeof(StoredArg) + nName + 1;
   for(i=0; i<nArg; i++){
-    if( aView[i].eType==SQLITE_TEXT ) nByte += (sqlite3_uint64)aView[i].nByte + 1;
-    else if( aView[i].eType==SQLITE_BLOB ) nByte += (sqlite3_uint64)aView[i].nByte;
+    /* Text and blobs keep their bytes, text a NUL more; nByte is 0 for the rest. */
+    assert( aView[i].nByte==0 || aView[i].eType==SQLITE_TEXT || aView[i].eType==SQLITE_BLOB );
+    nByte += (sqlite3_uint64)aView[i].nByte + (aView[i].eType==SQLITE_TEXT);
   }
   pEv = eventAlloc(ppCurrent, nByte, &pChunk);
   if( pEv==0 ) return 0;
@@ -235,12 +236,14 @@ int sqlitetriggers_event_bytes(const sqlitetriggers_event *pEvent, int i){
   return pEvent->aStored[i].nByte;
 }
 
-/* Room for nMore more events.  Counts stay ints: past MAX_EVENTS (in one
-** transaction, or waiting) a list refuses to grow, on 32-bit targets too. */
+/* The slow path of sqlitetriggers_event_list_reserve(): the array grows.
+** Counts stay ints: past MAX_EVENTS (in one transaction, or waiting) a list
+** refuses to grow, on 32-bit targets too. */
 #define MAX_EVENTS 0x3fffffff
-int sqlitetriggers_event_list_reserve(EventList *pList, int nMore){
+int sqlitetriggers_event_list_grow(EventList *pList, int nMore){
   assert( pList->n>=0 && pList->n<=pList->nAlloc && nMore>=0 );
   assert( pList->iHead>=0 && pList->iHead<=pList->n );
+  assert( pList->nAlloc<=MAX_EVENTS );
   if( nMore > MAX_EVENTS - pList->n ) return SQLITE_NOMEM;
   if( pList->n + nMore > pList->nAlloc ){
     int nNew = pList->nAlloc ? pList->nAlloc : 16;

@@ -70,7 +70,13 @@ StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
                                       const ArgView *aView);
 void sqlitetriggers_stored_event_release(StoredEvent *pEv);
 void sqlitetriggers_event_chunk_retire(EventChunk *pChunk);
-int sqlitetriggers_event_list_reserve(EventList *pList, int nMore);
+int sqlitetriggers_event_list_grow(EventList *pList, int nMore);
+/* Room for nMore more events (SQLITE_OK), or SQLITE_NOMEM.  Inline: every
+** event asks, and the array almost always has room. */
+static inline int sqlitetriggers_event_list_reserve(EventList *pList, int nMore){
+  return nMore <= pList->nAlloc - pList->n ? SQLITE_OK
+                                           : sqlitetriggers_event_list_grow(pList, nMore);
+}
 void sqlitetriggers_event_list_truncate(EventList *pList, int iFrom);
 
 /* ---- per-connection state (callback_transaction.c) --------------------- */
@@ -131,7 +137,7 @@ int sqlitetriggers_log_slot(const CallbackState *pState, int i);
 void sqlitetriggers_queue_clear(CallbackState *pState);
 int sqlitetriggers_commit_reserve(CallbackState *pState, int n);
 void sqlitetriggers_commit_event(CallbackState *pState, StoredEvent *pEv,
-                        int isQueued);
+                        int isQueued, int isLogged);
 int sqlitetriggers_transaction_sync(CallbackState *pState);
 void sqlitetriggers_transaction_commit(CallbackState *pState);
 void sqlitetriggers_transaction_end(CallbackState *pState);

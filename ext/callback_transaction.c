@@ -100,17 +100,19 @@ static void logAppend(CallbackState *pState, StoredEvent *pEv){
   pState->nLog++;
 }
 
-/* Number, log and (where anyone listens) queue one committed event of the
-** current commit (lastCommit).  The queue has room: sqlitetriggers_transaction_sync() or
-** the caller reserved it. */
+/* Number, log (isLogged) and (where anyone listens) queue one committed
+** event of the current commit (lastCommit), taking over the caller's
+** reference: the queue keeps it, or it is released.  The queue has room:
+** sqlitetriggers_transaction_sync() or the caller reserved it. */
 void sqlitetriggers_commit_event(CallbackState *pState, StoredEvent *pEv,
-                        int isQueued){
+                        int isQueued, int isLogged){
   pEv->event.seq = ++pState->lastSeq;
   pEv->event.iTransaction = pState->lastCommit;
-  logAppend(pState, pEv);
+  if( isLogged ) logAppend(pState, pEv);
   if( isQueued ){
     pState->queue.a[pState->queue.n++] = pEv;
-    pEv->nRef++;
+  }else{
+    sqlitetriggers_stored_event_release(pEv);
   }
 }
 
@@ -157,7 +159,7 @@ int sqlitetriggers_transaction_sync(CallbackState *pState){
 
 void sqlitetriggers_transaction_commit(CallbackState *pState){
   /* sqlitetriggers_transaction_sync() made the room, so this allocates nothing. */
-  int rc, i, isQueued;
+  int rc, i, isQueued, iFirstLogged;
   assert( pState->pending.n + pState->atCommit.n <= pState->pending.nAlloc );
   for(i=0; i<pState->atCommit.n; i++) pState->pending.a[pState->pending.n++] = pState->atCommit.a[i];
   pState->atCommit.n = 0;
@@ -165,9 +167,16 @@ void sqlitetriggers_transaction_commit(CallbackState *pState){
   assert( rc==SQLITE_OK );
   isQueued = rc==SQLITE_OK && sqlitetriggers_has_after_commit_observer(pState);
   if( pState->pending.n>0 ) pState->lastCommit++;
+  /* The log keeps the last nLogCapacity events: the commit's earlier ones
+  ** would leave it before the commit ends. */
+  iFirstLogged = pState->pending.n - pState->nLogCapacity;
   for(i=0; i<pState->pending.n; i++){
-    sqlitetriggers_commit_event(pState, pState->pending.a[i], isQueued);
+    sqlitetriggers_commit_event(pState, pState->pending.a[i], isQueued, i>=iFirstLogged);
   }
+  /* The events took their references along (sqlitetriggers_commit_event()),
+  ** and the savepoints' marks counted them. */
+  pState->pending.n = 0;
+  pState->nMark = 0;
   sqlitetriggers_transaction_end(pState);
 }
 

@@ -15,11 +15,18 @@
 ** does no I/O), and against registering the same functions and modules
 ** as no-ops by hand (SQLite's own cost of that many).  Best of 5 runs of
 ** 2,000 each, alternating.
+**
+**   bench_callback --instructions FUNCTION ROWS
+** makes the table of ROWS rows with FUNCTION (swift_callback or noop) in
+** its trigger, then runs one UPDATE and the delivery inside
+** measuredUpdate(), for Tests/bench/callback_instructions.py to count
+** under callgrind.
 */
 #include "sqlitetriggers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,7 +66,7 @@ static double timeUpdate(sqlite3 *db, int run){
   return now() - start;
 }
 
-static sqlite3 *openWithTrigger(const char *zFunction){
+static sqlite3 *openWithTrigger(const char *zFunction, int nRow){
   sqlite3 *db;
   char *zSql;
   sqlite3_open(":memory:", &db);
@@ -73,7 +80,7 @@ static sqlite3 *openWithTrigger(const char *zFunction){
       "        SELECT value + 1 FROM n WHERE value < %d) SELECT value FROM n);"
       "CREATE TEMP TRIGGER items_au AFTER UPDATE ON items BEGIN"
       "  SELECT %s('changed', new.id, new.title, new.updatedAt);"
-      "END;", ROWS, zFunction);
+      "END;", nRow, zFunction);
   check(sqlite3_exec(db, zSql, 0, 0, 0), db);
   sqlite3_free(zSql);
   return db;
@@ -163,12 +170,39 @@ static void benchRegistration(void){
          registered.nFunc, registered.nModule, aBest[1]/OPENS*1e9, aBest[2]/OPENS*1e9);
 }
 
-int main(void){
-  sqlite3 *dbNoop = openWithTrigger("noop");
-  sqlite3 *dbCallback = openWithTrigger("swift_callback");
+/* The writes callgrind counts; not inlined, so that it can toggle on it. */
+__attribute__((noinline)) void measuredUpdate(sqlite3 *db){
+  check(sqlite3_exec(db, "UPDATE items SET updatedAt = '2024-01-01 00:00:01.000'", 0, 0, 0), db);
+  check(sqlitetriggers_deliver(db), db);
+}
+
+static int countInstructions(const char *zFunction, int nRow){
+  sqlite3 *db = openWithTrigger(zFunction, nRow);
+  long nEvents = 0;
+  check(sqlitetriggers_observe_after_commit(db, "changed", countEvent, &nEvents, 0, 0), db);
+  measuredUpdate(db);
+  sqlite3_close(db);
+  if( strcmp(zFunction, "swift_callback")==0 && nEvents!=nRow ){
+    fprintf(stderr, "bench: delivered %ld events, expected %d\n", nEvents, nRow);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv){
+  sqlite3 *dbNoop, *dbCallback;
   double bestNoop = 1e9, bestCallback = 1e9;
   long nEvents = 0;
   int run;
+  if( argc==4 && strcmp(argv[1], "--instructions")==0 ){
+    return countInstructions(argv[2], atoi(argv[3]));
+  }
+  if( argc!=1 ){
+    fprintf(stderr, "usage: bench_callback [--instructions swift_callback|noop ROWS]\n");
+    return 2;
+  }
+  dbNoop = openWithTrigger("noop", ROWS);
+  dbCallback = openWithTrigger("swift_callback", ROWS);
   check(sqlitetriggers_observe_after_commit(dbCallback, "changed", countEvent,
                                             &nEvents, 0, 0), dbCallback);
   for(run=1; run<=RUNS; run++){

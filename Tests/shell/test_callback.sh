@@ -279,6 +279,29 @@ SELECT swift_callback_log_capacity('x');" \
 Runtime error near line 8: swift_callback_log_capacity: the capacity must be an integer from 0 to 100000000
 Runtime error near line 9: swift_callback_log_capacity: the capacity must be an integer from 0 to 100000000"
 
+# A commit of more events than the log holds logs only its newest (the
+# earlier ones would leave the log within the same commit).
+check "a commit larger than the log leaves the newest events in it" \
+  "SELECT swift_callback_log_capacity(3);
+$SCHEMA
+INSERT INTO t(v) VALUES ('a'), ('b');
+$LOG
+BEGIN;
+INSERT INTO t(v) VALUES ('c'), ('d'), ('e'), ('f'), ('g');
+COMMIT;
+$LOG
+INSERT INTO t(v) VALUES ('h');
+$LOG" \
+  "3
+1 inserted [\"a\"]
+2 inserted [\"b\"]
+5 inserted [\"e\"]
+6 inserted [\"f\"]
+7 inserted [\"g\"]
+6 inserted [\"f\"]
+7 inserted [\"g\"]
+8 inserted [\"h\"]"
+
 check "a query_only connection gets a clear error" \
   "PRAGMA query_only = 1;
 SELECT swift_callback('x');" \
