@@ -260,7 +260,7 @@ int sqlitetriggers_callback_patch_pending(Connection *p, int iEvent, const char 
   pOld = pState->pending.a[iEvent];
   if( strcmp(pOld->event.zName, zName)!=0 || iArg>=pOld->event.nArg ) return SQLITE_OK;
   for(i=0; i<pOld->event.nArg; i++){
-    const StoredArg *pArg = &pOld->event.aStored[i];
+    const StoredArg *pArg = &sqlitetriggers_event_args(&pOld->event)[i];
     aView[i].eType = pArg->eType;
     aView[i].nByte = pArg->nByte;
     aView[i].z = (pArg->eType==SQLITE_TEXT || pArg->eType==SQLITE_BLOB) ? pArg->u.z : 0;

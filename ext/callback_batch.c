@@ -61,7 +61,7 @@ static void batchCursorSeek(BatchCursor *pCur, int iEvent){
     if( sqlitetriggers_observer_matches(pState->pBatchObserver, pEv->event.zName) ){
       pCur->iEvent = iEvent;
       pCur->pEv = pEv;
-      pEv->nRef++;
+      pEv->event.nRef++;
       return;
     }
   }
@@ -113,7 +113,7 @@ static int batchCursorColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
     return SQLITE_OK;
   }
   if( iColumn - BATCH_COLUMN_FIRST_ARG >= pEvent->nArg ) return SQLITE_OK;
-  pArg = &pEvent->aStored[iColumn - BATCH_COLUMN_FIRST_ARG];
+  pArg = &sqlitetriggers_event_args(pEvent)[iColumn - BATCH_COLUMN_FIRST_ARG];
   switch( pArg->eType ){
     case SQLITE_INTEGER: sqlite3_result_int64(ctx, pArg->u.i); break;
     case SQLITE_FLOAT:   sqlite3_result_double(ctx, pArg->u.r); break;

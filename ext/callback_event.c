@@ -110,6 +110,7 @@ StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
                                       const ArgView *aView){
   sqlite3_uint64 nByte;
   StoredEvent *pEv;
+  StoredArg *aStored;
   EventChunk *pChunk;
   unsigned char *pData;
   int i;
@@ -122,18 +123,19 @@ StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
   }
   pEv = eventAlloc(ppCurrent, nByte, &pChunk);
   if( pEv==0 ) return 0;
-  pEv->nRef = 1;
+  pEv->event.nRef = 1;
   pEv->pChunk = pChunk;
   pEv->event.seq = 0;
   pEv->event.iTransaction = 0;
   pEv->event.nArg = nArg;
-  pEv->event.aStored = (StoredArg*)&pEv[1];
-  pData = (unsigned char*)&pEv->event.aStored[nArg];
+  aStored = (StoredArg*)&(&pEv->event)[1];     /* sqlitetriggers_event_args() */
+  assert( (char*)aStored==(char*)pEv + sizeof(StoredEvent) );   /* event is last */
+  pData = (unsigned char*)&aStored[nArg];
   memcpy(pData, zName, nName + 1);
   pEv->event.zName = (const char*)pData;
   pData += nName + 1;
   for(i=0; i<nArg; i++){
-    StoredArg *pArg = &pEv->event.aStored[i];
+    StoredArg *pArg = &aStored[i];
     const ArgView *pView = &aView[i];
     pArg->eType = pView->eType;
     pArg->nByte = pView->nByte;
@@ -160,7 +162,7 @@ StoredEvent *sqlitetriggers_stored_event_create(EventChunk **ppCurrent,
 
 void sqlitetriggers_stored_event_release(StoredEvent *pEv){
   EventChunk *pChunk;
-  if( pEv==0 || --pEv->nRef>0 ) return;
+  if( pEv==0 || --pEv->event.nRef>0 ) return;
   pChunk = pEv->pChunk;
   if( pChunk==0 ){
     sqlite3_free(pEv);
@@ -189,18 +191,18 @@ int sqlitetriggers_event_argc(const sqlitetriggers_event *pEvent){
 }
 int sqlitetriggers_event_type(const sqlitetriggers_event *pEvent, int i){
   if( pEvent==0 || i<0 || i>=pEvent->nArg ) return SQLITE_NULL;
-  return pEvent->aStored[i].eType;
+  return sqlitetriggers_event_args(pEvent)[i].eType;
 }
 sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event *pEvent,
                                          int i){
   double r;
   switch( sqlitetriggers_event_type(pEvent, i) ){
     case SQLITE_INTEGER:
-      return pEvent->aStored[i].u.i;
+      return sqlitetriggers_event_args(pEvent)[i].u.i;
     case SQLITE_FLOAT:
       /* As sqlite3_value_int64(): clamped, NaN as 0 (a plain cast of a
       ** REAL outside the range is undefined). */
-      r = pEvent->aStored[i].u.r;
+      r = sqlitetriggers_event_args(pEvent)[i].u.r;
       if( r!=r ) return 0;
       if( r<=-9223372036854775808.0 ) return (sqlite3_int64)(((sqlite3_uint64)1)<<63);
       if( r>=9223372036854775808.0 ) return (sqlite3_int64)(~(((sqlite3_uint64)1)<<63));
@@ -213,8 +215,8 @@ double sqlitetriggers_event_double(const sqlitetriggers_event *pEvent, int i){
   switch( sqlitetriggers_event_type(pEvent, i) ){
     case SQLITE_INTEGER:
     case SQLITE_FLOAT:
-      return pEvent->aStored[i].eType==SQLITE_FLOAT
-             ? pEvent->aStored[i].u.r : (double)pEvent->aStored[i].u.i;
+      return sqlitetriggers_event_args(pEvent)[i].eType==SQLITE_FLOAT
+             ? sqlitetriggers_event_args(pEvent)[i].u.r : (double)sqlitetriggers_event_args(pEvent)[i].u.i;
     default:
       return 0.0;
   }
@@ -223,17 +225,17 @@ const unsigned char *sqlitetriggers_event_text(
   const sqlitetriggers_event *pEvent, int i
 ){
   if( sqlitetriggers_event_type(pEvent, i)!=SQLITE_TEXT ) return 0;
-  return pEvent->aStored[i].u.z;
+  return sqlitetriggers_event_args(pEvent)[i].u.z;
 }
 const void *sqlitetriggers_event_blob(const sqlitetriggers_event *pEvent,
                                       int i){
   if( sqlitetriggers_event_type(pEvent, i)!=SQLITE_BLOB ) return 0;
-  return pEvent->aStored[i].u.z;
+  return sqlitetriggers_event_args(pEvent)[i].u.z;
 }
 int sqlitetriggers_event_bytes(const sqlitetriggers_event *pEvent, int i){
   int eType = sqlitetriggers_event_type(pEvent, i);
   if( eType!=SQLITE_TEXT && eType!=SQLITE_BLOB ) return 0;
-  return pEvent->aStored[i].nByte;
+  return sqlitetriggers_event_args(pEvent)[i].nByte;
 }
 
 /* The slow path of sqlitetriggers_event_list_reserve(): the array grows.

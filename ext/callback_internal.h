@@ -39,13 +39,18 @@ struct StoredArg {
   } u;
 };
 
-/* What observers see: a copy of the call's name and arguments. */
+/* What observers see: a copy of the call's name and arguments.  Always
+** the last member of a StoredEvent, whose arguments follow it in the same
+** allocation (sqlitetriggers_event_args()): a pointer to them would cost
+** every event 8 bytes, and the events of a large transaction are written
+** and read back from memory, so their size is time. */
 struct sqlitetriggers_event {
   sqlite3_int64 seq;          /* 0 until committed */
   sqlite3_int64 iTransaction; /* the commit's number; 0 until committed */
   const char *zName;
   int nArg;
-  StoredArg *aStored;         /* in the same allocation */
+  int nRef;                   /* the StoredEvent's references (in what
+                              ** would be padding) */
 };
 
 typedef struct EventChunk EventChunk;
@@ -53,10 +58,13 @@ typedef struct EventChunk EventChunk;
 /* A committed or pending event, shared by reference. */
 typedef struct StoredEvent StoredEvent;
 struct StoredEvent {
-  int nRef;
   EventChunk *pChunk;         /* where it was carved; NULL: alone */
-  sqlitetriggers_event event;
+  sqlitetriggers_event event; /* last: the arguments follow */
 };
+
+static inline const StoredArg *sqlitetriggers_event_args(const sqlitetriggers_event *pEvent){
+  return (const StoredArg*)&pEvent[1];
+}
 
 /* A growable array of events; the delivery queue reads from iHead. */
 typedef struct EventList EventList;

@@ -189,7 +189,7 @@ static char *eventArgsJson(sqlite3 *db, const sqlitetriggers_event *pEv){
   int i, j;
   sqlite3_str_appendchar(pOut, 1, '[');
   for(i=0; i<pEv->nArg; i++){
-    const StoredArg *pArg = &pEv->aStored[i];
+    const StoredArg *pArg = &sqlitetriggers_event_args(pEv)[i];
     if( i ) sqlite3_str_appendchar(pOut, 1, ',');
     switch( pArg->eType ){
       case SQLITE_INTEGER: sqlite3_str_appendf(pOut, "%lld", pArg->u.i); break;

@@ -96,19 +96,24 @@ static void logAppend(CallbackState *pState, StoredEvent *pEv){
   }
   assert( pState->nLog<pState->nLogAlloc );    /* logReserve() made room */
   pState->aLog[sqlitetriggers_log_slot(pState, pState->nLog)] = pEv;
-  pEv->nRef++;
+  pEv->event.nRef++;
   pState->nLog++;
 }
 
-/* Number, log (isLogged) and (where anyone listens) queue one committed
-** event of the current commit (lastCommit), taking over the caller's
-** reference: the queue keeps it, or it is released.  The queue has room:
-** sqlitetriggers_transaction_sync() or the caller reserved it. */
-void sqlitetriggers_commit_event(CallbackState *pState, StoredEvent *pEv,
-                        int isQueued, int isLogged){
+/* Number one committed event of the current commit (lastCommit), and log
+** it (isLogged). */
+static void numberEvent(CallbackState *pState, StoredEvent *pEv, int isLogged){
   pEv->event.seq = ++pState->lastSeq;
   pEv->event.iTransaction = pState->lastCommit;
   if( isLogged ) logAppend(pState, pEv);
+}
+/* Number, log (isLogged) and (where anyone listens) queue one committed
+** event of the current commit, taking over the caller's reference: the
+** queue keeps it, or it is released.  The queue has room:
+** sqlitetriggers_transaction_sync() or the caller reserved it. */
+void sqlitetriggers_commit_event(CallbackState *pState, StoredEvent *pEv,
+                        int isQueued, int isLogged){
+  numberEvent(pState, pEv, isLogged);
   if( isQueued ){
     pState->queue.a[pState->queue.n++] = pEv;
   }else{
@@ -170,13 +175,21 @@ void sqlitetriggers_transaction_commit(CallbackState *pState){
   /* The log keeps the last nLogCapacity events: the commit's earlier ones
   ** would leave it before the commit ends. */
   iFirstLogged = pState->pending.n - pState->nLogCapacity;
-  for(i=0; i<pState->pending.n; i++){
-    sqlitetriggers_commit_event(pState, pState->pending.a[i], isQueued, i>=iFirstLogged);
+  if( isQueued && pState->queue.n==0 ){
+    /* Nothing waits (as a rule): the queue takes the pending array whole,
+    ** references and all, instead of a copy of it. */
+    EventList empty = pState->queue;
+    pState->queue = pState->pending;
+    pState->pending = empty;
+    for(i=0; i<pState->queue.n; i++) numberEvent(pState, pState->queue.a[i], i>=iFirstLogged);
+  }else{
+    for(i=0; i<pState->pending.n; i++){
+      sqlitetriggers_commit_event(pState, pState->pending.a[i], isQueued, i>=iFirstLogged);
+    }
+    /* The events took their references along (sqlitetriggers_commit_event()). */
+    pState->pending.n = 0;
   }
-  /* The events took their references along (sqlitetriggers_commit_event()),
-  ** and the savepoints' marks counted them. */
-  pState->pending.n = 0;
-  pState->nMark = 0;
+  pState->nMark = 0;        /* the savepoints' marks counted pending events */
   sqlitetriggers_transaction_end(pState);
 }
 
