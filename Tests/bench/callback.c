@@ -101,18 +101,40 @@ static int noopConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv
 }
 static const sqlite3_module noopModule = { .xConnect = noopConnect };
 
+/* The functions (a name per arity) that SQLite lists as not built in on a
+** connection: its own per-connection ones too (Debian's SQLite registers
+** FTS3, FTS5 and R*Tree functions on every connection it opens). */
+static char *notBuiltinFunctions(sqlite3 *db){
+  char *zList = 0;
+  sqlite3_stmt *pStmt = 0;
+  check(sqlite3_prepare_v2(db, "SELECT group_concat(name || '/' || narg, ' ') FROM "
+                               "(SELECT DISTINCT name, narg FROM pragma_function_list WHERE builtin = 0)",
+                           -1, &pStmt, 0), db);
+  if( sqlite3_step(pStmt)==SQLITE_ROW ){
+    zList = sqlite3_mprintf(" %s ", (const char*)sqlite3_column_text(pStmt, 0));
+  }
+  sqlite3_finalize(pStmt);
+  return zList;
+}
+
 static void readRegistered(void){
   sqlite3 *db = 0;
   sqlite3_stmt *pStmt = 0;
+  char *zBare;
   check(sqlite3_open(":memory:", &db), db);
+  zBare = notBuiltinFunctions(db);      /* before ours: SQLite's own */
   check(sqlitetriggers_register(db), db);
-  /* builtin = 0: the app's functions, ours; a name per arity. */
+  /* builtin = 0 less what a bare connection has: ours, a name per arity. */
   check(sqlite3_prepare_v2(db, "SELECT DISTINCT name, narg FROM pragma_function_list WHERE builtin = 0", -1, &pStmt, 0), db);
   while( sqlite3_step(pStmt)==SQLITE_ROW && registered.nFunc<64 ){
+    char zKey[80];
+    snprintf(zKey, sizeof(zKey), " %s/%d ", (const char*)sqlite3_column_text(pStmt, 0), sqlite3_column_int(pStmt, 1));
+    if( zBare && strstr(zBare, zKey) ) continue;
     snprintf(registered.azName[registered.nFunc], 64, "%s", (const char*)sqlite3_column_text(pStmt, 0));
     registered.anArg[registered.nFunc++] = sqlite3_column_int(pStmt, 1);
   }
   sqlite3_finalize(pStmt);
+  sqlite3_free(zBare);
   check(sqlite3_prepare_v2(db, "SELECT name FROM pragma_module_list WHERE name LIKE 'swift%'", -1, &pStmt, 0), db);
   while( sqlite3_step(pStmt)==SQLITE_ROW && registered.nModule<8 ){
     snprintf(registered.azModule[registered.nModule++], 64, "%s", (const char*)sqlite3_column_text(pStmt, 0));
