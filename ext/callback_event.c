@@ -214,9 +214,9 @@ sqlite3_int64 sqlitetriggers_event_int64(const sqlitetriggers_event *pEvent,
 double sqlitetriggers_event_double(const sqlitetriggers_event *pEvent, int i){
   switch( sqlitetriggers_event_type(pEvent, i) ){
     case SQLITE_INTEGER:
+      return (double)sqlitetriggers_event_args(pEvent)[i].u.i;
     case SQLITE_FLOAT:
-      return sqlitetriggers_event_args(pEvent)[i].eType==SQLITE_FLOAT
-             ? sqlitetriggers_event_args(pEvent)[i].u.r : (double)sqlitetriggers_event_args(pEvent)[i].u.i;
+      return sqlitetriggers_event_args(pEvent)[i].u.r;
     default:
       return 0.0;
   }

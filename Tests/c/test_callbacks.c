@@ -102,6 +102,8 @@ static int inspectArguments(void *pArg, const sqlitetriggers_event *pEvent,
   pCheck->isValueOk =
        sqlitetriggers_event_int64(pEvent, 0)==7
     && sqlitetriggers_event_double(pEvent, 1)==2.5
+    && sqlitetriggers_event_double(pEvent, 0)==7.0      /* the numbers convert */
+    && sqlitetriggers_event_int64(pEvent, 1)==2
     && strcmp((const char*)sqlitetriggers_event_text(pEvent, 2), "hé")==0
     && sqlitetriggers_event_bytes(pEvent, 2)==3
     && sqlitetriggers_event_bytes(pEvent, 3)==2
