@@ -81,7 +81,8 @@
 **       probe, whose kind is then 5.  A writer tells which with the probe's
 **       kind expression,
 **           coalesce(sqlite_compileoption_get(-7317), 4)
-**       (see TRANSACTIONS): 5 on a connection with this extension and
+**       (see TRANSACTIONS; the probes write -7317 and -7316 through the
+**       conflicting row, appendProbeCall()): 5 on a connection with this extension and
 **       recursive_triggers ON, else 4.  When the write does not replace
 **       (it fails, or is ignored) the probe is either rolled back with the
 **       statement or a harmless hint: see CONSUMING.  Net folding (in
@@ -133,7 +134,7 @@
 **   swift_callback() does) to learn where it ends, and after it commits the
 **   log's readers in other processes are woken (log_wakeup.c).  A hostile
 **   file that calls the override elsewhere only reads that same stamp
-**   (or the probes' kind, LOG_PROBE_KIND_SQL).
+**   (or the probes' kind, appendProbeCall()).
 **   One more argument serves TOMBSTONES: -7319, the time; SQLite's own
 **   function answers NULL to it.  Persistent rules (SQLiteTriggersGRDB's
 **   RuleSet.installPersistently) stamp with the same expression, so every
@@ -348,11 +349,8 @@ static const char *const azShared[] = {
 
 /* THE FORMAT's probes: their kind, 5 when the writer's REPLACE deletions
 ** fire DELETE triggers (recursive_triggers ON, known only to connections
-** with this extension), else 4. */
+** with this extension), else 4; written by appendProbeCall(). */
 #define LOG_PROBE_MODE_ARGUMENT -7317
-
-#define LOG_PROBE_KIND_SQL "coalesce(sqlite_compileoption_get(" \
-  LOG_QUOTE_VALUE(LOG_PROBE_MODE_ARGUMENT) "), 4)"
 
 /* How every trigger of the log starts its row. */
 #define LOG_INSERT "INSERT INTO \"sqlitetriggers_log\"(\"tableId\", \"kind\", \"rowKey\", \"tx\") "
@@ -459,8 +457,9 @@ struct LogTable {
   char **azColumn;            /* with tombstones: every column, in order, */
   unsigned char *aMayBeReal;  /* and whether it can hold a REAL */
   int nColumn;
-  sqlite3_str *pProbeInsert;  /* BEFORE INSERT probe statements, or empty */
-  sqlite3_str *pProbeUpdate;  /* BEFORE UPDATE probe statements */
+  /* The BEFORE INSERT [0] and BEFORE UPDATE [1] probe statements, or
+  ** empty; apProbe[1] as format 1 wrote them (appendProbeCall()). */
+  sqlite3_str *apProbe[2][2];
   int nProbe;
 };
 
@@ -473,8 +472,7 @@ static void logTableClear(LogTable *pTab){
   sqlite3_free(pTab->azColumn);
   sqlite3_free(pTab->aMayBeReal);
   sqlite3_free(sqlite3_str_finish(pTab->pKeyColumns));
-  sqlite3_free(sqlite3_str_finish(pTab->pProbeInsert));
-  sqlite3_free(sqlite3_str_finish(pTab->pProbeUpdate));
+  for(i=0; i<4; i++) sqlite3_free(sqlite3_str_finish(pTab->apProbe[i/2][i%2]));
   memset(pTab, 0, sizeof(*pTab));
 }
 
@@ -600,6 +598,31 @@ static void appendTombstone(sqlite3_str *pOut, const LogTable *pTab, const char 
 }
 
 /*
+** A probe's call of sqlite_compileoption_get(iArgument), its stamp
+** (LOG_STAMP_ARGUMENT) or its kind (LOG_PROBE_MODE_ARGUMENT), whose
+** argument goes through zCol, a column of the conflicting row r:
+**     sqlite_compileoption_get(CASE WHEN r."zCol" THEN -7316 ELSE -7316 END)
+** (isEarlier: as format 1 wrote it, sqlite_compileoption_get(-7316), which
+** sqlitetriggers_log_check() accepts until the table is installed again).
+** The value is the same either way; the form is for the register.  SQLite
+** keeps each constant argument of a function in a register of its own for
+** the whole trigger program, and every run of the trigger allocates and
+** zeroes all of its registers, conflict or none.  With two such registers
+** the probe's frame is 1,205 bytes on SQLite 3.39 (iOS 16), past the
+** 1,200 bytes a lookaside slot holds: a malloc more on every INSERT and
+** UPDATE of the table (5% of the write, measured in make bench).  An
+** argument computed from the row takes a register SQLite reuses.
+*/
+static void appendProbeCall(sqlite3_str *pOut, const char *zCol, int iArgument, int isEarlier){
+  if( isEarlier ){
+    sqlite3_str_appendf(pOut, "sqlite_compileoption_get(%d)", iArgument);
+  }else{
+    sqlite3_str_appendf(pOut, "sqlite_compileoption_get(CASE WHEN r.\"%w\" THEN %d ELSE %d END)", zCol,
+                        iArgument, iArgument);
+  }
+}
+
+/*
 ** One UNIQUE index's probes: the rows a write of new's values would
 ** conflict with, logged as deletes.  azCol/azColl: its columns and their
 ** collations (azColl NULL: the rowid, which has none).  An update probes only when one of the columns changes, and
@@ -608,14 +631,19 @@ static void appendTombstone(sqlite3_str *pOut, const LogTable *pTab, const char 
 */
 static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *const *azColl,
                         int nCol, const char *zInsertGuard){
-  int i, isUpdate;
-  for(isUpdate=0; isUpdate<2; isUpdate++){
-    sqlite3_str *pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
+  int i, iText;
+  for(iText=0; iText<4; iText++){
+    int isEarlier = iText/2, isUpdate = iText%2;
+    sqlite3_str *pOut = pTab->apProbe[isEarlier][isUpdate];
     sqlite3_str *pFrom = sqlite3_str_new(0);
     char *zFrom;
-    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, " LOG_PROBE_KIND_SQL ", ", iTable);
+    sqlite3_str_appendf(pOut, LOG_INSERT "SELECT %d, coalesce(", iTable);
+    appendProbeCall(pOut, azCol[0], LOG_PROBE_MODE_ARGUMENT, isEarlier);
+    sqlite3_str_appendall(pOut, ", 4), ");
     appendKey(pOut, pTab, "r");
-    sqlite3_str_appendall(pOut, ", " LOG_STAMP_SQL " ");
+    sqlite3_str_appendall(pOut, ", ");
+    appendProbeCall(pOut, azCol[0], LOG_STAMP_ARGUMENT, isEarlier);
+    sqlite3_str_appendall(pOut, " ");
     /* FROM and WHERE, kept for the tombstone. */
     pOut = pFrom;
     sqlite3_str_appendf(pOut, "FROM \"%w\" AS r WHERE ", pTab->zName);
@@ -635,7 +663,7 @@ static void appendProbe(LogTable *pTab, int iTable, char *const *azCol, char *co
       sqlite3_str_appendall(pOut, ") AND ");
       appendKeyChanged(pOut, pTab, "r", "old");
     }
-    pOut = isUpdate ? pTab->pProbeUpdate : pTab->pProbeInsert;
+    pOut = pTab->apProbe[isEarlier][isUpdate];
     zFrom = sqlite3_str_finish(pFrom);
     if( zFrom ){
       sqlite3_str_appendf(pOut, "%s; ", zFrom);
@@ -701,12 +729,11 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombs
                         LogTable *pTab, char **pzErr){
   sqlite3_stmt *pStmt = 0;
   char *zType = 0;
-  int rc = SQLITE_OK;
+  int rc = SQLITE_OK, i;
   memset(pTab, 0, sizeof(*pTab));
   pTab->isTombstones = isTombstones;
   pTab->pKeyColumns = sqlite3_str_new(0);
-  pTab->pProbeInsert = sqlite3_str_new(0);
-  pTab->pProbeUpdate = sqlite3_str_new(0);
+  for(i=0; i<4; i++) pTab->apProbe[i/2][i%2] = sqlite3_str_new(0);
   pTab->zName = logQueryText(db, "SELECT name FROM pragma_table_list WHERE schema = 'main'"
                                  " AND name = ?1 COLLATE NOCASE", zTable, &rc);
   zType = logQueryText(db, "SELECT type FROM pragma_table_list WHERE schema = 'main'"
@@ -847,8 +874,9 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombs
     rc = logReadUniqueIndex(db, pTab, iTable, zIndex, sqlite3_column_int(pStmt, 1), pzErr);
   }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
-  if( rc==SQLITE_OK && (sqlite3_str_errcode(pTab->pKeyColumns) || sqlite3_str_errcode(pTab->pProbeInsert)
-                        || sqlite3_str_errcode(pTab->pProbeUpdate) || pTab->isOutOfMemory) ){
+  if( rc==SQLITE_OK && (sqlite3_str_errcode(pTab->pKeyColumns) || sqlite3_str_errcode(pTab->apProbe[0][0])
+                        || sqlite3_str_errcode(pTab->apProbe[0][1]) || sqlite3_str_errcode(pTab->apProbe[1][0])
+                        || sqlite3_str_errcode(pTab->apProbe[1][1]) || pTab->isOutOfMemory) ){
     rc = SQLITE_NOMEM;
   }
   return rc;
@@ -863,9 +891,10 @@ static const char *const azTriggerSuffix[] = { "insert", "update", "delete", "re
 ** The CREATE TRIGGER statement of kind iKind (azTriggerSuffix) of pTab,
 ** whose id is iTable, or NULL when it has none (the probes of a table
 ** without other UNIQUE constraints); *pRc set when out of memory.  These
-** are the texts sqlitetriggers_log_check() compares.
+** are the texts sqlitetriggers_log_check() compares; isEarlier, the probes
+** as format 1 wrote them, which it accepts too (appendProbeCall()).
 */
-static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc){
+static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int isEarlier, int *pRc){
   sqlite3_str *pOut;
   char *zOut;
   if( iKind>=3 && pTab->nProbe==0 ) return 0;
@@ -907,7 +936,7 @@ static char *logTriggerSql(const LogTable *pTab, int iTable, int iKind, int *pRc
       appendTombstone(pOut, pTab, "old", 0);
       break;
     default: {
-      sqlite3_str *pProbe = iKind==3 ? pTab->pProbeInsert : pTab->pProbeUpdate;
+      sqlite3_str *pProbe = pTab->apProbe[isEarlier][iKind==4];
       sqlite3_str_append(pOut, sqlite3_str_value(pProbe), sqlite3_str_length(pProbe));
       break;
     }
@@ -1122,7 +1151,7 @@ static int logInstallTable(sqlite3 *db, const char *zTable, int eMode, int *piTa
   if( rc==SQLITE_OK ) rc = logReadTable(db, zTable, iTable, isTombstones, &tab, pzErr);
   if( rc==SQLITE_OK ) logDropTriggers(db, iTable, &rc, pzErr);
   for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK; i++){
-    char *zSql = logTriggerSql(&tab, iTable, i, &rc);
+    char *zSql = logTriggerSql(&tab, iTable, i, 0, &rc);
     logExec(db, zSql, &rc, pzErr);
     sqlite3_free(zSql);
   }
@@ -1213,6 +1242,18 @@ static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
   sqlite3_free(zErr);
 }
 
+/* 1 when zHave is kind iKind's probe trigger as format 1 wrote it: it logs
+** the same, a little slower (appendProbeCall()), until installed again. */
+static int logIsEarlierProbe(const LogTable *pTab, int iTable, int iKind, const char *zHave, int *pRc){
+  char *zEarlier;
+  int isSame;
+  if( iKind<3 ) return 0;
+  zEarlier = logTriggerSql(pTab, iTable, iKind, 1, pRc);
+  isSame = zEarlier && strcmp(zEarlier, zHave)==0;
+  sqlite3_free(zEarlier);
+  return isSame;
+}
+
 /*
 ** The first logged table whose triggers differ from what an install would
 ** write now, as an error message; NULL when all match (*pnTable: how
@@ -1254,7 +1295,7 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
       }
     }
     for(i=0; i<N_TRIGGER_KINDS && rc==SQLITE_OK && zStale==0; i++){
-      char *zWant = logTriggerSql(&tab, iTable, i, &rc);
+      char *zWant = logTriggerSql(&tab, iTable, i, 0, &rc);
       char *zTrigger = sqlite3_mprintf("sqlitetriggers_log_%d_%s", iTable, azTriggerSuffix[i]);
       char *zHave = zTrigger ? logQueryText(db, "SELECT sql FROM sqlite_schema WHERE type = 'trigger'"
                                                 " AND name = ?1", zTrigger, &rc) : 0;
@@ -1263,7 +1304,7 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
         zStale = sqlite3_mprintf("the log of \"%s\" is %s (the table recreated by a migration, "
             "a UNIQUE index added or dropped?): call sqlitetriggers_log_install('%q'); changes made "
             "since were not logged", zName, zHave ? "out of date" : "missing triggers", zName);
-      }else if( rc==SQLITE_OK && zWant && strcmp(zWant, zHave)!=0 ){
+      }else if( rc==SQLITE_OK && zWant && strcmp(zWant, zHave)!=0 && !logIsEarlierProbe(&tab, iTable, i, zHave, &rc) ){
         zStale = sqlite3_mprintf("the log of \"%s\" is out of date (its table changed since the "
             "install): call sqlitetriggers_log_install('%q')", zName, zName);
       }
@@ -1331,7 +1372,7 @@ static void logStamp(sqlite3_context *ctx, Connection *p){
   sqlite3_result_int64(ctx, p->logTransactionId);
 }
 
-/* A probe's kind (LOG_PROBE_KIND_SQL): 5 when this connection's REPLACE
+/* A probe's kind (appendProbeCall()): 5 when this connection's REPLACE
 ** deletions fire DELETE triggers, else 4.  Evaluated only for a row a
 ** write conflicts with. */
 static void logProbeKind(sqlite3_context *ctx){

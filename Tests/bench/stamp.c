@@ -4,6 +4,7 @@
 ** callgrind, counting only measuredWrites()).
 **
 **   bench_stamp VARIANT WRITE LAYOUT ROWS
+**   bench_stamp --file VARIANT WRITE ROWS PATH   (see fileOnly())
 **
 ** A connection writes ROWS rows, a statement per row (prepared once), 100
 ** per transaction, into a table that has
@@ -35,6 +36,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,18 +127,71 @@ __attribute__((noinline)) void measuredWrites(sqlite3 *db, sqlite3_stmt *pStmt, 
   }
 }
 
+/* The writes, ?1 the row's number. */
+static const char *const azWrite[] = {
+  "INSERT INTO reminders(id, title) VALUES ('r' || ?1, 'Buy milk')",
+  "UPDATE reminders SET title = 'Buy oat milk', status = 1 WHERE id = 'r' || ?1",
+  "DELETE FROM reminders WHERE id = 'r' || ?1",
+};
+
+/* The file of VARIANT at zPath, after nLayout tables that move its pages. */
+static void makeFile(const char *zPath, int variant, int nLayout){
+  sqlite3 *db = 0;
+  int i;
+  check(sqlite3_open(zPath, &db), db);
+  check(sqlitetriggers_register(db), db);
+  check(sqlite3_exec(db, "PRAGMA journal_mode = WAL", 0, 0, 0), db);
+  for(i=0; i<nLayout; i++){
+    char *zPad = sqlite3_mprintf("CREATE TABLE pad%d(x);", i);
+    check(sqlite3_exec(db, zPad, 0, 0, 0), db);
+    sqlite3_free(zPad);
+  }
+  check(sqlite3_exec(db, zSchema, 0, 0, 0), db);
+  check(sqlite3_exec(db, aVariant[variant].zSetup, 0, 0, 0), db);
+  sqlite3_close(db);
+}
+
+/* The rows that updates and deletes then write, in one transaction. */
+static void insertRows(sqlite3 *db, int nRow){
+  sqlite3_stmt *pStmt = 0;
+  int i;
+  check(sqlite3_prepare_v2(db, azWrite[0], -1, &pStmt, 0), db);
+  check(sqlite3_exec(db, "BEGIN", 0, 0, 0), db);
+  for(i=0; i<nRow; i++){
+    sqlite3_bind_int(pStmt, 1, i);
+    check(sqlite3_step(pStmt), db);
+    sqlite3_reset(pStmt);
+  }
+  check(sqlite3_exec(db, "COMMIT", 0, 0, 0), db);
+  sqlite3_finalize(pStmt);
+}
+
+/* bench_stamp --file VARIANT WRITE ROWS PATH: the file another program
+** writes (Tests/bench/apple_versions_instructions.py, through another
+** SQLite): made at PATH as for a count, with ROWS rows when WRITE updates
+** or deletes; the write's statement is printed. */
+static int fileOnly(char **argv){
+  int variant = atoi(argv[2]), write = atoi(argv[3]), nRow = atoi(argv[4]);
+  sqlite3 *db = 0;
+  if( variant<0 || variant>=N_VARIANT || write<0 || write>2 || nRow<1 ) return 2;
+  remove(argv[5]);
+  makeFile(argv[5], variant, 0);
+  check(sqlite3_open(argv[5], &db), db);
+  if( write>0 ) insertRows(db, nRow);
+  sqlite3_close(db);
+  printf("%s\n", azWrite[write]);
+  return 0;
+}
+
 int main(int argc, char **argv){
-  static const char *const azWrite[] = {
-    "INSERT INTO reminders(id, title) VALUES ('r' || ?1, 'Buy milk')",
-    "UPDATE reminders SET title = 'Buy oat milk', status = 1 WHERE id = 'r' || ?1",
-    "DELETE FROM reminders WHERE id = 'r' || ?1",
-  };
   sqlite3 *db = 0;
   sqlite3_stmt *pStmt = 0;
-  int variant, write, nLayout, nRow, i;
+  int variant, write, nLayout, nRow;
   char zPath[64];
+  if( argc==6 && strcmp(argv[1], "--file")==0 ) return fileOnly(argv);
   if( argc!=5 ){
-    fprintf(stderr, "usage: bench_stamp VARIANT WRITE LAYOUT ROWS\n");
+    fprintf(stderr, "usage: bench_stamp VARIANT WRITE LAYOUT ROWS\n"
+                    "       bench_stamp --file VARIANT WRITE ROWS PATH\n");
     return 2;
   }
   variant = atoi(argv[1]);
@@ -152,17 +207,7 @@ int main(int argc, char **argv){
   ** malloc counts differently after other allocations, by a percent or
   ** two per row, which would measure the setup and not the triggers. */
   if( fork()==0 ){
-    check(sqlite3_open(zPath, &db), db);
-    check(sqlitetriggers_register(db), db);
-    check(sqlite3_exec(db, "PRAGMA journal_mode = WAL", 0, 0, 0), db);
-    for(i=0; i<nLayout; i++){
-      char *zPad = sqlite3_mprintf("CREATE TABLE pad%d(x);", i);
-      check(sqlite3_exec(db, zPad, 0, 0, 0), db);
-      sqlite3_free(zPad);
-    }
-    check(sqlite3_exec(db, zSchema, 0, 0, 0), db);
-    check(sqlite3_exec(db, aVariant[variant].zSetup, 0, 0, 0), db);
-    sqlite3_close(db);
+    makeFile(zPath, variant, nLayout);
     _exit(0);
   }
   {
@@ -172,20 +217,7 @@ int main(int argc, char **argv){
   check(sqlite3_open(zPath, &db), db);
   if( aVariant[variant].isRegistered ) check(sqlitetriggers_register(db), db);
   check(sqlite3_exec(db, "PRAGMA synchronous = OFF", 0, 0, 0), db);
-  if( write>0 ){
-    check(sqlite3_prepare_v2(db, azWrite[0], -1, &pStmt, 0), db);
-    {
-      int i;
-      check(sqlite3_exec(db, "BEGIN", 0, 0, 0), db);
-      for(i=0; i<nRow; i++){
-        sqlite3_bind_int(pStmt, 1, i);
-        check(sqlite3_step(pStmt), db);
-        sqlite3_reset(pStmt);
-      }
-      check(sqlite3_exec(db, "COMMIT", 0, 0, 0), db);
-    }
-    sqlite3_finalize(pStmt);
-  }
+  if( write>0 ) insertRows(db, nRow);
   check(sqlite3_prepare_v2(db, azWrite[write], -1, &pStmt, 0), db);
   {
     sqlite3_stmt *pOrigin = 0;

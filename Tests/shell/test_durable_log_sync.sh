@@ -293,8 +293,30 @@ fresh=$(scratch_db)
 sql "CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT UNIQUE); CREATE TABLE other(id INTEGER PRIMARY KEY);
 SELECT sqlitetriggers_log_install('lists'), sqlitetriggers_log_install('other');" "$fresh" >/dev/null
 schema="SELECT type, name, sql FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%' ORDER BY name;"
-check_same "the upgraded file holds exactly the definitions a fresh install writes" \
+# Format 1's probes pass a constant to sqlite_compileoption_get(), which
+# costs the probe's frame a register (durable_log.c's appendProbeCall()):
+# the check accepts them, and installing the table again rewrites them.
+check "format 1's probes are kept, and accepted, until their table is installed again" \
+  "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers_log_1_replace%'
+   AND sql LIKE '%sqlite_compileoption_get(-7317), 4), r.\"id\", sqlite_compileoption_get(-7316) FROM%';
+SELECT sqlitetriggers_log_install('lists');
+SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers_log_1_replace%'
+   AND sql LIKE '%sqlite_compileoption_get(CASE WHEN r.\"title\" THEN -7316 ELSE -7316 END) FROM%';
+SELECT sqlitetriggers_log_check();" "2
+1
+2
+2" "$db"
+check_same "the upgraded file, its tables installed again, holds exactly the definitions a fresh install writes" \
   "$(plain_sync "$schema" "$db")" "$(plain_sync "$schema" "$fresh")"
+probe=$(sql "CREATE TABLE p(id TEXT PRIMARY KEY NOT NULL, v);
+SELECT sqlitetriggers_log_install('p');
+SELECT replace(sql, 'ELSE -7316 END', 'ELSE -7318 END') || ';' FROM sqlite_schema
+ WHERE name = 'sqlitetriggers_log_3_replace_insert';" "$db" | tail -n 1)
+check "a probe that is neither this format's nor format 1's is out of date" \
+  "DROP TRIGGER sqlitetriggers_log_3_replace_insert;
+$probe
+SELECT sqlitetriggers_log_check();" \
+  "Runtime error near line 4: sqlitetriggers_log_check: the log of \"p\" is out of date (its table changed since the install): call sqlitetriggers_log_install('p')" "$db"
 
 # COMPACTION takes tombstones with their changes, and an origin with the
 # last change of its transaction, never while that transaction is open.
