@@ -1,5 +1,8 @@
 """The tiny harness shared by the Python comparison tests (run.py runs them)."""
+import json
 import os
+import subprocess
+import sys
 
 EXT = os.environ.get("EXT", "build/libsqlitetriggers")
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
@@ -38,3 +41,17 @@ def apple_apsw_environments(name_of):
             check(name_of(version), [f"{target} is missing: make installs it"], 1)
             continue
         yield version, dict(os.environ, PYTHONPATH=target)
+
+
+def apple_apsw_children(script, name_of, *arguments):
+    """(version, name, seen) for each Apple version installed: script run
+    as "script --child ARGUMENTS" in that version's own process, seen the
+    JSON it printed.  A child that fails fails the check name_of(version)."""
+    for version, environment in apple_apsw_environments(name_of):
+        name = name_of(version)
+        result = subprocess.run([sys.executable, script, "--child", *arguments],
+                                capture_output=True, text=True, env=environment)
+        if result.returncode != 0:
+            check(name, [result.stderr.strip()[-600:]], 1)
+            continue
+        yield version, name, json.loads(result.stdout)

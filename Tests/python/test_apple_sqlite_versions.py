@@ -15,14 +15,13 @@ Apple's own libsqlite3 exports the hook to the apps that link it, as
 GRDB's own declarations of it rely on; that, we cannot run here.
 """
 import json
-import subprocess
 import sys
 
-from checks import apple_apsw_environments, check, library_path
+from checks import apple_apsw_children, check, library_path
 
 
 
-def child(library, version):
+def child(library):
     """Runs in the version's own process: prints what it saw as JSON."""
     import apsw
     seen = {"version": apsw.sqlitelibversion()}
@@ -61,14 +60,8 @@ def child(library, version):
 
 
 def run():
-    for version, environment in apple_apsw_environments(lambda version: f"Apple's SQLite {version} (apsw)"):
-        name = f"Apple's SQLite {version} (apsw)"
-        result = subprocess.run([sys.executable, __file__, "--child", library_path(), version],
-                                capture_output=True, text=True, env=environment)
-        if result.returncode != 0:
-            check(name, [result.stderr.strip()[-600:]], 1)
-            continue
-        seen = json.loads(result.stdout)
+    for version, name, seen in apple_apsw_children(__file__, lambda version: f"Apple's SQLite {version} (apsw)",
+                                                   library_path()):
         mismatches = []
         expectations = [
             ("version", version),
@@ -87,4 +80,4 @@ def run():
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
-    child(sys.argv[2], sys.argv[3])
+    child(sys.argv[2])

@@ -15,11 +15,10 @@ one without.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-from checks import apple_apsw_environments, check, library_path
+from checks import apple_apsw_children, check, library_path
 
 SCHEMA = "CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT);"
 INSERT = "INSERT INTO notes(id, title, body) VALUES ('n' || ?1, 't' || ?1, 'a')"
@@ -67,14 +66,9 @@ def child(library):
 
 
 def run():
-    for version, environment in apple_apsw_environments(lambda version: f"log probes on {version}"):
-        name = f"Apple's SQLite {version} (apsw): the log's probes fit lookaside (no malloc more per write)"
-        result = subprocess.run([sys.executable, __file__, "--child", library_path()],
-                                capture_output=True, text=True, env=environment)
-        if result.returncode != 0:
-            check(name, [result.stderr.strip()[-600:]], 1)
-            continue
-        seen = json.loads(result.stdout)
+    def name_of(version):
+        return f"Apple's SQLite {version} (apsw): the log's probes fit lookaside (no malloc more per write)"
+    for _, name, seen in apple_apsw_children(__file__, name_of, library_path()):
         mismatches = []
         for writer, counts in seen.items():
             # Compiling the larger programs misses once or twice; a miss
