@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `sqlitetriggers-bench` was asked to run: the one parser of its
 /// arguments.
 ///
@@ -54,7 +56,11 @@ enum BenchMode: Equatable {
         }
     }
 
+    /// Unknown arguments: said on standard error, with where the modes are
+    /// listed, and exit status 2 (a refusal, not a crash).
     private static func usage(_ arguments: [String]) -> Never {
-        fatalError("sqlitetriggers-bench: unknown arguments \(arguments); see Options.swift")
+        FileHandle.standardError.write(Data(
+            "sqlitetriggers-bench: unknown arguments \(arguments); its modes are listed in Sources/sqlitetriggers-bench/Options.swift\n".utf8))
+        exit(2)
     }
 }
