@@ -81,13 +81,13 @@
 **       probe, whose kind is then 5.  A writer tells which with the probe's
 **       kind expression,
 **           coalesce(sqlite_compileoption_get(-7317), 4)
-**       (see TRANSACTIONS; the probes write -7317 and -7316 through the
-**       conflicting row, appendProbeCall()): 5 on a connection with this extension and
-**       recursive_triggers ON, else 4.  When the write does not replace
-**       (it fails, or is ignored) the probe is either rolled back with the
-**       statement or a harmless hint: see CONSUMING.  Net folding (in
-**       SQLiteTriggersGRDB) counts kind 4 as a deletion and kind 5 as
-**       none; the view shows both as 'delete'.
+**       (see TRANSACTIONS; the probes pass -7317 and -7316 through the
+**       conflicting row, appendProbeCall()): 5 on a connection with this
+**       extension and recursive_triggers ON, else 4.  When the write does
+**       not replace (it fails, or is ignored) the probe is either rolled
+**       back with the statement or a harmless hint: see CONSUMING.  Net
+**       folding (in SQLiteTriggersGRDB) counts kind 4 as a deletion and
+**       kind 5 as none; the view shows both as 'delete'.
 **
 ** CONSUMING (plain SQL; SQLiteTriggersGRDB does the same)
 **   In one read transaction: the consumer's position; the changes after it
@@ -457,8 +457,9 @@ struct LogTable {
   char **azColumn;            /* with tombstones: every column, in order, */
   unsigned char *aMayBeReal;  /* and whether it can hold a REAL */
   int nColumn;
-  /* The BEFORE INSERT [0] and BEFORE UPDATE [1] probe statements, or
-  ** empty; apProbe[1] as format 1 wrote them (appendProbeCall()). */
+  /* apProbe[isEarlier][isUpdate]: the BEFORE INSERT and BEFORE UPDATE
+  ** probe statements, or empty; isEarlier, as format 1 wrote them
+  ** (appendProbeCall()). */
   sqlite3_str *apProbe[2][2];
   int nProbe;
 };
@@ -610,7 +611,7 @@ static void appendTombstone(sqlite3_str *pOut, const LogTable *pTab, const char 
 ** zeroes all of its registers, conflict or none.  With two such registers
 ** the probe's frame is 1,205 bytes on SQLite 3.39 (iOS 16), past the
 ** 1,200 bytes a lookaside slot holds: a malloc more on every INSERT and
-** UPDATE of the table (5% of the write, measured in make bench).  An
+** UPDATE of the table (5% of the write: make bench's Apple rows).  An
 ** argument computed from the row takes a register SQLite reuses.
 */
 static void appendProbeCall(sqlite3_str *pOut, const char *zCol, int iArgument, int isEarlier){
