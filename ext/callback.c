@@ -171,16 +171,27 @@ static int enlist(sqlite3_context *ctx, Connection *p){
   return rc;
 }
 
-/* Once per transaction: ATTACH, the only way a new file's schema comes in,
-** is impossible inside one. */
+/* The door every function that delivers goes through: the schema guard,
+** then the transaction joined.  Once per transaction (ATTACH, the only way
+** a new file's schema comes in, is impossible inside one), but never
+** skipped because the transaction was joined some other way: the log's
+** stamp enlists without the guard (a file's own triggers call it), and a
+** file that reaches the stamp first must still meet the guard here. */
 int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p,
                                  const char *zFunc){
-  if( p->pCallbacks->isEnlisted ) return 1;
-  return sqlitetriggers_schema_guard_call(ctx, zFunc) && enlist(ctx, p)==SQLITE_OK;
+  CallbackState *pState = p->pCallbacks;
+  if( pState->isGuarded ) return 1;
+  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return 0;
+  if( !pState->isEnlisted && enlist(ctx, p)!=SQLITE_OK ) return 0;
+  /* An autocommit statement's enlisting INSERT commits at once (and
+  ** ends the transaction): then nothing is left to remember. */
+  pState->isGuarded = pState->isEnlisted;
+  return 1;
 }
 
 /* Joins the transaction without the schema guard, for callers that
-** deliver nothing (durable_log.c's stamp): SQLITE_OK, SQLITE_READONLY
+** deliver nothing (durable_log.c's stamp; a caller that delivers joins
+** through sqlitetriggers_callback_join(), which guards even then): SQLITE_OK, SQLITE_READONLY
 ** (nothing set on ctx: the caller decides) or another error, set on ctx. */
 int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p){
   char *zErr = 0;
@@ -307,7 +318,7 @@ static void swiftCallbackFunc(sqlite3_context *ctx, int argc,
                               "a NUL character", -1);
     return;
   }
-  if( !pState->isEnlisted && !sqlitetriggers_callback_join(ctx, p, "swift_callback") ) return;
+  if( !pState->isGuarded && !sqlitetriggers_callback_join(ctx, p, "swift_callback") ) return;
   /* The copy the log and after-commit observers keep is what immediate
   ** observers read too: stored arguments are read faster than SQLite's
   ** values.  It joins the transaction's events only after them, so that

@@ -119,6 +119,9 @@ struct CallbackState {
   SavepointMark *aMark;
   int nMark, nMarkAlloc;
   int isEnlisted;             /* xBegin seen, no xCommit/xRollback yet */
+  int isGuarded;              /* enlisted through the schema guard
+                              ** (sqlitetriggers_callback_join), not only
+                              ** by the log's stamp */
   sqlite3_int64 iTransaction; /* transactions ended so far */
   char zSpoiledBy[128];       /* a captured table whose change was lost */
   const char *zSpoiledReason; /* why, a static string */

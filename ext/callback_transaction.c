@@ -140,6 +140,7 @@ void sqlitetriggers_transaction_end(CallbackState *pState){
   sqlitetriggers_event_list_truncate(&pState->atCommit, 0);
   pState->nMark = 0;
   pState->isEnlisted = 0;
+  pState->isGuarded = 0;
   pState->zSpoiledBy[0] = 0;
   pState->iTransaction++;
 }

@@ -154,8 +154,10 @@
 **   savepoint that set it, and it is gone with the last change of its
 **   transaction (COMPACTION).  A writer without the extension has no
 **   stamp, so its changes are local.  No object of a file can set an
-**   origin: the function is direct-only, and serves only a statement of
-**   the app's that calls it by name (logCalledByTheApp()).
+**   origin: the function is direct-only, meets the schema guard on every
+**   call, and serves only a statement of the app's that is nothing but
+**   the call (logCalledByTheApp()), so that no failure after the call can
+**   leave its mark behind.
 **
 ** TOMBSTONES
 **   The log keeps keys, which is enough while the row can be read; a
@@ -207,8 +209,10 @@
 **   sqlitetriggers_log_origin(ORIGIN)
 **       Sets the current transaction's origin (ORIGINS): text without NUL,
 **       or NULL for local; returns it.  Refused outside a transaction, in
-**       a file without a log of this format, and unless a statement of the
-**       app's that reads only calls it by name (logCalledByTheApp()).
+**       a file without a log of this format, in a file whose schema
+**       reaches it (schema_guard.c), and unless the statement is nothing
+**       but the call, SELECT sqlitetriggers_log_origin(...)
+**       (logCalledByTheApp()).
 **   sqlitetriggers_log_origin()
 **       The current transaction's origin, or NULL.
 **   sqlitetriggers_log_transaction()
@@ -241,6 +245,16 @@
 #define LOG_QUOTE(x) #x
 #define LOG_QUOTE_VALUE(x) LOG_QUOTE(x)
 #define LOG_STAMP_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_STAMP_ARGUMENT) ")"
+
+/* ORIGINS: 1 while sqlitetriggers_log_origin() writes the origins table,
+** else 0 (NULL without the extension): the table's guards let nothing
+** else mark or unmark a transaction that is still in the log. */
+#define LOG_ORIGIN_WRITER_ARGUMENT -7318
+#define LOG_ORIGIN_WRITER_SQL \
+  "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_ORIGIN_WRITER_ARGUMENT) ") IS NOT 1"
+#define LOG_ORIGIN_REFUSED \
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: only sqlitetriggers_log_origin() marks a " \
+  "transaction''s origin'); END"
 
 /* COMPACTION's statements.  An origin goes with the last change of its
 ** transaction (whose changes are contiguous, after "since"), never while
@@ -333,6 +347,26 @@ static const char *const azShared[] = {
   "sqlitetriggers_log_compact_delete",
   "CREATE TRIGGER \"sqlitetriggers_log_compact_delete\" AFTER DELETE ON "
   "\"sqlitetriggers_log_consumers\" BEGIN " LOG_COMPACT " END",
+
+  /* ORIGINS: a row is written only by sqlitetriggers_log_origin(), for
+  ** the transaction it runs in, and deleted by it or by COMPACTION (which
+  ** deletes only origins set before compactedThrough). */
+  "sqlitetriggers_log_origin_insert_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_origin_insert_guard\" BEFORE INSERT ON "
+  "\"sqlitetriggers_log_origins\" WHEN " LOG_ORIGIN_WRITER_SQL " OR new.\"tx\" IS NOT "
+  LOG_STAMP_SQL " BEGIN " LOG_ORIGIN_REFUSED,
+
+  "sqlitetriggers_log_origin_update_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_origin_update_guard\" BEFORE UPDATE ON "
+  "\"sqlitetriggers_log_origins\" WHEN " LOG_ORIGIN_WRITER_SQL " OR new.\"tx\" IS NOT "
+  LOG_STAMP_SQL " OR old.\"tx\" IS NOT new.\"tx\" OR old.\"since\" IS NOT new.\"since\" BEGIN "
+  LOG_ORIGIN_REFUSED,
+
+  "sqlitetriggers_log_origin_delete_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_origin_delete_guard\" BEFORE DELETE ON "
+  "\"sqlitetriggers_log_origins\" WHEN old.\"since\" >= (SELECT \"compactedThrough\" FROM "
+  "\"sqlitetriggers_log_meta\") AND (" LOG_ORIGIN_WRITER_SQL " OR old.\"tx\" IS NOT " LOG_STAMP_SQL
+  ") BEGIN " LOG_ORIGIN_REFUSED,
 };
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
 
@@ -365,6 +399,8 @@ static const char *const azShared[] = {
   "), strftime('%Y-%m-%d %H:%M:%f', 'now'))"
 
 /* ---- small helpers ----------------------------------------------------- */
+
+static char *logFindForeignWriter(sqlite3 *db, int *pRc);
 
 /* SQLite's sqlite_compileoption_get() exists (TRANSACTIONS).  Linked into
 ** an app, it does, or the app would not have linked. */
@@ -1205,6 +1241,10 @@ static void logInstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                            "which the log's triggers call to stamp transactions: use a SQLite built with it");
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ){
+    zErr = logFindForeignWriter(db, &rc);
+    if( zErr ) rc = SQLITE_ERROR;
+  }
   if( rc==SQLITE_OK ) rc = logInstallTable(db, zTable, eMode, &iTable, &zErr);
   if( rc!=SQLITE_OK && zErr==0 && rc!=SQLITE_NOMEM ){
     zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
@@ -1323,6 +1363,93 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
   return zStale;
 }
 
+/* The tables and views whose rows decide what is delivered, uploaded or
+** trusted: the log's, the persistent rules' registry
+** (SQLiteTriggersGRDB), and sqlite_sequence, which holds the log's end. */
+static const char *const azLogState[] = {
+  "sqlitetriggers_log", "sqlitetriggers_log_tombstones", /* the two the tables' triggers write */
+  "sqlitetriggers_log_tables", "sqlitetriggers_log_origins", "sqlitetriggers_log_consumers",
+  "sqlitetriggers_log_meta", "sqlitetriggers_changes", "sqlitetriggers_rules", "sqlite_sequence",
+};
+#define N_LOG_STATE ((int)(sizeof(azLogState)/sizeof(azLogState[0])))
+/* How many of azLogState a logged table's own triggers name. */
+#define N_LOG_STATE_OF_TABLES 2
+
+/*
+** SAFETY: the first trigger of main that is not the log's own and names
+** the log's state (azLogState, or a view that reads it), as an error
+** message; NULL when none (*pRc set on error).  Only triggers write, so a
+** file whose other triggers never name that state cannot mark an origin,
+** move a position, forge a tombstone or edit the rules' registry.  The
+** log's own: the shared objects, which logEnsureShared() has compared
+** with azShared, and the tables' triggers (sqlitetriggers_log_N_..., N
+** registered), which write the log and its tombstones only, and whose
+** text logFindStale() compares.  TEMP's triggers are the app's own.
+*/
+static char *logFindForeignWriter(sqlite3 *db, int *pRc){
+  const char *azName[N_LOG_STATE + 64];
+  char *azView[64];
+  int nName = N_LOG_STATE, nView = 0, isGrown = 1, i, rc = SQLITE_OK;
+  char *zFound = 0;
+  memcpy(azName, azLogState, sizeof(azLogState));
+  /* The views that read the state, and those that read them, as names. */
+  while( rc==SQLITE_OK && isGrown && zFound==0 ){
+    sqlite3_stmt *pStmt = 0;
+    isGrown = 0;
+    rc = sqlite3_prepare_v2(db, "SELECT name, sql FROM main.sqlite_schema WHERE type = 'view'", -1, &pStmt, 0);
+    while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zView = (const char*)sqlite3_column_text(pStmt, 0);
+      const char *zSql = (const char*)sqlite3_column_text(pStmt, 1);
+      int isKnown = zView==0;
+      for(i=0; !isKnown && i<nName; i++) isKnown = sqlite3_stricmp(zView, azName[i])==0;
+      if( isKnown ) continue;
+      if( sqlitetriggers_sql_names(zSql, azName, nName)==0 ) continue;
+      if( nView==(int)(sizeof(azView)/sizeof(azView[0])) ){
+        zFound = sqlite3_mprintf("more than %d views of this file read the durable log's tables: "
+                                 "drop some", nView);
+        if( zFound==0 ) rc = SQLITE_NOMEM;
+        break;
+      }
+      azView[nView] = sqlite3_mprintf("%s", zView);
+      if( azView[nView]==0 ){ rc = SQLITE_NOMEM; break; }
+      azName[nName++] = azView[nView++];
+      isGrown = 1;
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  }
+  if( rc==SQLITE_OK && zFound==0 ){
+    sqlite3_stmt *pStmt = 0;
+    rc = sqlite3_prepare_v2(db, "SELECT s.name, s.tbl_name, s.sql, EXISTS (SELECT 1 FROM sqlitetriggers_log_tables"
+        " AS t WHERE s.name GLOB 'sqlitetriggers_log_' || t.id || '_*') FROM main.sqlite_schema AS s"
+        " WHERE s.type = 'trigger'", -1, &pStmt, 0);
+    while( rc==SQLITE_OK && zFound==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zTrigger = (const char*)sqlite3_column_text(pStmt, 0);
+      const char *zOn = (const char*)sqlite3_column_text(pStmt, 1);
+      const char *zSql = (const char*)sqlite3_column_text(pStmt, 2);
+      const char *zNamed;
+      if( zTrigger==0 || zOn==0 ) continue;
+      if( logSharedSql(zTrigger) ) continue;
+      if( sqlite3_column_int(pStmt, 3) ){
+        /* A logged table's trigger: it may write the log and tombstones. */
+        zNamed = sqlitetriggers_sql_names(zSql, azName + N_LOG_STATE_OF_TABLES, nName - N_LOG_STATE_OF_TABLES);
+      }else{
+        zNamed = sqlitetriggers_sql_names(zSql, azName, nName);
+      }
+      if( zNamed ){
+        zFound = sqlite3_mprintf("the trigger \"%s\" on \"%s\" is not the durable log's, and reaches "
+            "its state (\"%s\"), which decides what is delivered and uploaded: drop the trigger (only "
+            "the log's own triggers may name the log's tables)", zTrigger, zOn, zNamed);
+        if( zFound==0 ) rc = SQLITE_NOMEM;
+      }
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  }
+  for(i=0; i<nView; i++) sqlite3_free(azView[i]);
+  if( rc!=SQLITE_OK ){ sqlite3_free(zFound); zFound = 0; }
+  *pRc = rc;
+  return zFound;
+}
+
 static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_check";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1332,7 +1459,8 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
   if( zExists ){
     rc = logEnsureShared(db, 0, &zErr);
-    if( rc==SQLITE_OK ) zStale = logFindStale(db, &nTable, &rc);
+    if( rc==SQLITE_OK ) zStale = logFindForeignWriter(db, &rc);
+    if( rc==SQLITE_OK && zStale==0 ) zStale = logFindStale(db, &nTable, &rc);
   }
   if( rc==SQLITE_OK && zStale ){
     sqlitetriggers_result_error(ctx, zFunc, zStale);
@@ -1404,11 +1532,23 @@ static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_val
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   (void)argc;
   if( iArg==LOG_STAMP_ARGUMENT ){
-    logStamp(ctx, p);
+    /* Only a write draws a stamp.  A log trigger runs inside a statement
+    ** that already holds main's write lock; a view or query reading the
+    ** stamp in a read transaction gets SQLite's own answer, NULL, instead
+    ** of joining the transaction, which would take the write lock and
+    ** lock every other writer out until it ends. */
+    if( sqlitetriggers_log_is_stamped(p)
+     || sqlite3_txn_state(sqlite3_context_db_handle(ctx), "main")==SQLITE_TXN_WRITE ){
+      logStamp(ctx, p);
+    }else{
+      sqlite3_result_null(ctx);
+    }
   }else if( iArg==LOG_TIME_ARGUMENT ){
     logTime(ctx, p);
   }else if( iArg==LOG_PROBE_MODE_ARGUMENT ){
     logProbeKind(ctx);
+  }else if( iArg==LOG_ORIGIN_WRITER_ARGUMENT ){
+    sqlite3_result_int(ctx, p->isWritingOrigin);
   }else{
     sqlite3_result_text(ctx, sqlite3_compileoption_get(sqlite3_value_int(argv[0])), -1, SQLITE_STATIC);
   }
@@ -1450,6 +1590,7 @@ static int logInTransaction(sqlite3_context *ctx, const char *zFunc){
 */
 static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const char *zSql,
                               int isRead, sqlite3_int64 iTx, sqlite3_value *pOrigin){
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_stmt *pStmt = 0;
   sqlite3_int64 lastRowid = sqlite3_last_insert_rowid(db);
@@ -1463,7 +1604,12 @@ static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const cha
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pStmt, 1, iTx);
   if( rc==SQLITE_OK && pOrigin ) rc = sqlite3_bind_value(pStmt, 2, pOrigin);
-  if( rc==SQLITE_OK ) rc = sqlitetriggers_result_first_column(ctx, pStmt);
+  if( rc==SQLITE_OK ){
+    /* The origins table's guards let this statement, and only it, write. */
+    p->isWritingOrigin = !isRead;
+    rc = sqlitetriggers_result_first_column(ctx, pStmt);
+    p->isWritingOrigin = 0;
+  }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
   /* The app's last_insert_rowid() stays its own. */
   sqlite3_set_last_insert_rowid(db, lastRowid);
@@ -1476,15 +1622,16 @@ static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const cha
 }
 
 /*
-** 1 when the app called zFunc itself: every statement running reads only,
-** and one of them calls zFunc in its own text.  Else 0 with zFunc's error
-** set.  How the origin is kept from a database file for a few pointer
-** reads and a scan of short texts (the schema guard's check costs a marked
-** transaction more than the mark): SQLite refuses a direct-only function
-** in a file's views and triggers, and whatever escapes that rule (an
-** index's expressions, a CHECK or a generated column parsed before the
-** function existed: schema_guard.c) runs inside a statement of the app
-** whose text does not call it, or inside a write.
+** 1 when the app called zFunc itself, alone: every statement running reads
+** only, and one of them is nothing but the call, SELECT zFunc(...)
+** (sqlitetriggers_sql_is_lone_call()).  Else 0 with zFunc's error set.
+** Alone, because the mark is a row written by a statement of our own,
+** which a failure of the caller's statement after the call (another
+** column's error, a later row's) would not roll back; alone, nothing of
+** the statement runs after the call.  Together with the schema guard
+** (which keeps every object of a file from reaching zFunc: an index's
+** expression, a CHECK or a generated column parsed before the function
+** existed, schema_guard.c) this keeps a mark the app's own.
 */
 static int logCalledByTheApp(sqlite3_context *ctx, const char *zFunc){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1496,12 +1643,13 @@ static int logCalledByTheApp(sqlite3_context *ctx, const char *zFunc){
       isCalled = 0;
       break;
     }
-    if( sqlitetriggers_sql_calls(sqlite3_sql(pStmt), zFunc) ) isCalled = 1;
+    if( sqlitetriggers_sql_is_lone_call(sqlite3_sql(pStmt), zFunc) ) isCalled = 1;
   }
   if( !isCalled ){
-    sqlitetriggers_result_error(ctx, zFunc, "called by an expression, not by the app: mark a transaction "
-        "with a SELECT of its own that calls it by name (a statement that writes, a view, an index, "
-        "a CHECK or a generated column cannot)");
+    sqlitetriggers_result_error(ctx, zFunc, "call it alone, in a SELECT of the app's own: "
+        "SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could "
+        "fail after the mark; a statement that writes, a view, an index, a CHECK or a generated column "
+        "cannot call it)");
   }
   return isCalled;
 }
@@ -1524,7 +1672,8 @@ static void logOriginFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     return;
   }
-  if( !logCalledByTheApp(ctx, zFunc) || !logInTransaction(ctx, zFunc) ) return;
+  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) || !logCalledByTheApp(ctx, zFunc)
+   || !logInTransaction(ctx, zFunc) ) return;
   isClear = sqlite3_value_type(argv[0])==SQLITE_NULL;
   if( !isClear ){
     const char *zOrigin = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "an origin (text, or NULL for local)");

@@ -38,10 +38,12 @@
 ** transaction, when they join it (no file can be attached, and no other
 ** connection can change a schema, inside a transaction of this one; and a
 ** hostile schema refuses the very call that would join), the controls and
-** the installers on every call.  sqlitetriggers_log_origin() is named here
-** but makes a check of its own instead of this one, cheaper, with the same
-** effect (durable_log.c's logCalledByTheApp()).  So whenever the file was opened, attached
-** or changed by another connection, its schema never reaches them.
+** the installers and sqlitetriggers_log_origin() on every call.  The
+** once-per-transaction check is remembered apart from joining: the log's
+** stamp joins a transaction without it (a file's own triggers call the
+** stamp), and a guarded function joining after it still meets the guard.
+** So whenever the file was opened, attached or changed by another
+** connection, its schema never reaches them.
 **
 ** A check that passes is remembered with the schema's signature: every
 ** database's name and schema_version, and the memory its parsed schema
@@ -68,8 +70,7 @@ static const char *const aGuardedName[] = {
   /* They install or drop triggers, or record a table's changes. */
   "sqlitetriggers_change_feed", "sqlitetriggers_change_capture",
   "sqlitetriggers_log_install", "sqlitetriggers_log_uninstall",
-  /* It marks whose writes a transaction's are (it checks its caller
-  ** itself: durable_log.c's logCalledByTheApp()). */
+  /* It marks whose writes a transaction's are. */
   "sqlitetriggers_log_origin",
 };
 #define N_GUARDED_NAME (int)(sizeof(aGuardedName)/sizeof(aGuardedName[0]))
@@ -170,6 +171,99 @@ static const char *sqlCallsGuardedFunction(const char *zSql, const char *zOnly){
 int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc){
   const char *zOnly = guardedName(zFunc, (int)strlen(zFunc));
   return zSql && zOnly && sqlCallsGuardedFunction(zSql, zOnly)!=0;
+}
+
+/* The token at z: its length (0 at the end); its name (*pzName, *pnName)
+** when it is a bare or quoted identifier or a string (which SQLite takes
+** as a name where one is expected), else NULL.  Space and comments
+** before it are skipped (*pnSkip). */
+static int readToken(const char *z, int *pnSkip, const char **pzName, int *pnName){
+  const char *zStart;
+  int nSkip = skipSpaceAndComments(z);
+  z += nSkip;
+  *pnSkip = nSkip;
+  *pzName = 0;
+  *pnName = 0;
+  zStart = z;
+  if( *z==0 ) return 0;
+  if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
+    char cEnd = *z=='[' ? ']' : *z;
+    *pzName = ++z;
+    while( *z && !(*z==cEnd && (cEnd==']' || z[1]!=cEnd)) ) z += *z==cEnd ? 2 : 1;
+    *pnName = (int)(z - *pzName);
+    if( *z ) z++;
+  }else if( isIdentChar((unsigned char)*z) ){
+    *pzName = z;
+    while( isIdentChar((unsigned char)*z) ) z++;
+    *pnName = (int)(z - *pzName);
+  }else{
+    z++;
+  }
+  return (int)(z - zStart);
+}
+
+/* 1 when the token (zName, nName) is the word zWord, ASCII case-insensitively. */
+static int tokenIs(const char *zName, int nName, const char *zWord){
+  return zName && (int)strlen(zWord)==nName && sqlite3_strnicmp(zName, zWord, nName)==0;
+}
+
+/*
+** 1 when zSql is nothing but a call of zFunc, SELECT zFunc(...) [[AS]
+** alias] [;], so that nothing of the statement runs after the call: its
+** arguments are computed before it, and its row is the statement's only
+** row.  A statement that calls zFunc beside anything else (another
+** column, FROM, WHERE) could fail after zFunc had taken effect.
+*/
+int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc){
+  const char *z = zSql, *zName;
+  int n, nSkip, nName, depth = 0;
+  if( z==0 ) return 0;
+  n = readToken(z, &nSkip, &zName, &nName);
+  if( !tokenIs(zName, nName, "select") ) return 0;
+  z += nSkip + n;
+  n = readToken(z, &nSkip, &zName, &nName);
+  if( !tokenIs(zName, nName, zFunc) || z[nSkip]=='\'' ) return 0;
+  z += nSkip + n;
+  n = readToken(z, &nSkip, &zName, &nName);
+  if( z[nSkip]!='(' ) return 0;
+  /* The arguments, to the parenthesis that closes them. */
+  do{
+    n = readToken(z, &nSkip, &zName, &nName);
+    if( n==0 ) return 0;
+    if( zName==0 && z[nSkip]=='(' ) depth++;
+    if( zName==0 && z[nSkip]==')' ) depth--;
+    z += nSkip + n;
+  }while( depth>0 );
+  n = readToken(z, &nSkip, &zName, &nName);
+  if( tokenIs(zName, nName, "as") ){
+    z += nSkip + n;
+    n = readToken(z, &nSkip, &zName, &nName);
+    if( zName==0 ) return 0;
+  }
+  if( zName ){
+    z += nSkip + n;
+    n = readToken(z, &nSkip, &zName, &nName);
+  }
+  if( n>0 && zName==0 && z[nSkip]==';' ){
+    z += nSkip + n;
+    n = readToken(z, &nSkip, &zName, &nName);
+  }
+  return n==0;
+}
+
+/* The first of azName[0..nName) that zSql names, as a bare or quoted
+** identifier or as a string (which SQLite takes as a name where one is
+** expected: INSERT INTO 'x' ...), ASCII case-insensitively; or NULL. */
+const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName){
+  const char *z = zSql, *zToken;
+  int n, nSkip, nToken, i;
+  while( z && (n = readToken(z, &nSkip, &zToken, &nToken))>0 ){
+    for(i=0; zToken && i<nName; i++){
+      if( tokenIs(zToken, nToken, azName[i]) ) return azName[i];
+    }
+    z += nSkip + n;
+  }
+  return 0;
 }
 
 /*

@@ -124,6 +124,7 @@ struct Connection {
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
+  int isWritingOrigin;        /* durable_log.c: sqlitetriggers_log_origin() writes */
   char *zWakeupName;          /* log_wakeup.c: the main file's name, or NULL */
   unsigned char aWakeupDb[16];/* log_wakeup.c: the databases to post for */
   Connection *pNext;          /* registry of live connections */
@@ -201,6 +202,8 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int i
 int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr);
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc);
+int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc);
+const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName);
 
 /* uuid.c */
 int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);

@@ -432,13 +432,18 @@ for how in "-readonly $db" "file:$db?mode=ro"; do
   check_same "the stamp on a read-only connection ($how) is NULL, as SQLite's own" "$out" "NULL
 NULL|view"
 done
-check "the stamp under PRAGMA query_only is NULL, and a stamp again once it is off" \
+check "the stamp under PRAGMA query_only is NULL, and a stamp again once it is off and the transaction writes" \
   "PRAGMA query_only = ON;
 SELECT quote(sqlite_compileoption_get(-7316)), quote(tx) FROM stamped;
 PRAGMA query_only = OFF;
-SELECT sqlite_compileoption_get(-7316) > 0;" \
+BEGIN;
+SELECT quote(sqlite_compileoption_get(-7316));
+INSERT INTO notes(body) VALUES ('w');
+SELECT sqlite_compileoption_get(-7316) > 0, tx = sqlite_compileoption_get(-7316) FROM stamped;
+ROLLBACK;" \
   "NULL|NULL
-1" "$db"
+NULL
+1|1" "$db"
 
 # A name SQLite would cut at a NUL is refused, naming the function: it
 # would otherwise install on another table ("pre").

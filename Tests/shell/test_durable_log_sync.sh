@@ -50,6 +50,7 @@ BEGIN;
 SELECT sqlitetriggers_log_origin('a');
 INSERT INTO notes(body) VALUES ('third');
 SELECT quote(sqlitetriggers_log_origin(NULL));
+SELECT sqlitetriggers_log_origin(NULL) AS cleared;
 COMMIT;
 SELECT rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;
 SELECT count(*) FROM sqlitetriggers_log_origins;" \
@@ -62,7 +63,8 @@ Runtime error near line 11: sqlitetriggers_log_origin: expects an origin (text, 
 Runtime error near line 12: sqlitetriggers_log_origin: an origin (text, or NULL for local) holds a NUL character (char(0)), where SQLite would cut it: pass it without one
 server
 a
-NULL
+Runtime error near line 18: sqlitetriggers_log_origin: call it alone, in a SELECT of the app's own: SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could fail after the mark; a statement that writes, a view, an index, a CHECK or a generated column cannot call it)
+
 1|'server'
 2|'server'
 3|NULL
@@ -310,7 +312,7 @@ check_same "the upgraded file, its tables installed again, holds exactly the def
   "$(plain_sync "$schema" "$db")" "$(plain_sync "$schema" "$fresh")"
 probe=$(sql "CREATE TABLE p(id TEXT PRIMARY KEY NOT NULL, v);
 SELECT sqlitetriggers_log_install('p');
-SELECT replace(sql, 'ELSE -7316 END', 'ELSE -7318 END') || ';' FROM sqlite_schema
+SELECT replace(sql, 'ELSE -7316 END', 'ELSE -7399 END') || ';' FROM sqlite_schema
  WHERE name = 'sqlitetriggers_log_3_replace_insert';" "$db" | tail -n 1)
 check "a probe that is neither this format's nor format 1's is out of date" \
   "DROP TRIGGER sqlitetriggers_log_3_replace_insert;
@@ -412,26 +414,35 @@ sqlitetriggers_log_2_delete|4
 
 # A file cannot mark the app's transactions, even through the expressions
 # that escape the direct-only rule when SQLite parsed the schema before
-# the load (an index's, a CHECK, a generated column): the function serves
-# only a statement of the app's that calls it by name.
-for kind in generated check partial-index; do
+# the load (an index's, a CHECK, a generated column): the schema guard
+# refuses every call while such a file is open, naming the object, even
+# where the app's statement itself names the function (the getter beside
+# the file's generated column, as a careless "what is my origin?" query
+# would).
+for kind in generated generated-beside-getter check partial-index; do
   db=$(scratch_db)
+  object='table "h"'
   case $kind in
     generated)     ddl="CREATE TABLE h(a, b AS (abs(a))); INSERT INTO h(a) VALUES (1);"; touch="SELECT b FROM h;" ;;
+    generated-beside-getter)
+                   ddl="CREATE TABLE h(a, b AS (abs(a)) VIRTUAL); INSERT INTO h(a) VALUES (1);"
+                   touch="SELECT sqlitetriggers_log_origin() AS mine, (SELECT b FROM h) AS theirs;" ;;
     check)         ddl="CREATE TABLE h(a CHECK (abs(a) IS NOT 'x'));"; touch="INSERT INTO h VALUES (1);" ;;
-    partial-index) ddl="CREATE TABLE h(a); CREATE INDEX hx ON h(a) WHERE abs(a) IS NOT 'x';"; touch="INSERT INTO h VALUES (1);" ;;
+    partial-index) ddl="CREATE TABLE h(a); CREATE INDEX hx ON h(a) WHERE abs(a) IS NOT 'x';"; touch="INSERT INTO h VALUES (1);"
+                   object='index "hx"' ;;
   esac
   sql "$NOTES $ddl SELECT sqlitetriggers_log_install('notes');" "$db" >/dev/null
   # The system's shell edits the schema: newer shells are defensive.
   sqlite3 "$db" "PRAGMA writable_schema = ON;
     UPDATE sqlite_schema SET sql = replace(sql, 'abs(a)', 'sqlitetriggers_log_origin(''server'' || substr(a, 1, 0))')
       WHERE sql LIKE '%abs(a)%';"
-  out=$(printf 'SELECT count(*) > 0 FROM sqlite_schema;\n.load %s\nBEGIN;\n%s\nINSERT INTO notes(body) VALUES (1);\nCOMMIT;\nSELECT quote(origin) FROM sqlitetriggers_changes;\n' \
+  out=$(printf 'SELECT count(*) > 0 FROM sqlite_schema;\n.load %s\nBEGIN;\nINSERT INTO notes(body) VALUES (0);\n%s\nINSERT INTO notes(body) VALUES (1);\nCOMMIT;\nSELECT quote(origin) FROM sqlitetriggers_changes;\n' \
           "$EXT" "$touch" | "$SQLITE3" -batch "$db" 2>&1)
   check_same "a file's $kind cannot mark the app's transaction; the statement fails naming the cause" \
     "$(echo "$out" | sed -E 's/^(Runtime error|Error) near line [0-9]+: //; s/ \([0-9]+\)$//')" \
     "1
-sqlitetriggers_log_origin: called by an expression, not by the app: mark a transaction with a SELECT of its own that calls it by name (a statement that writes, a view, an index, a CHECK or a generated column cannot)
+sqlitetriggers_log_origin: refused: $object in database \"main\" calls sqlitetriggers_log_origin(); a database file must never reach this function (drop the object, or move it to the TEMP schema)
+NULL
 NULL"
 done
 
