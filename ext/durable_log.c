@@ -817,20 +817,24 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombs
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
 
-  /* A key SQLite lets be NULL (a rowid table's PRIMARY KEY other than an
-  ** INTEGER PRIMARY KEY, without NOT NULL): such a row could never be
-  ** matched to its change. */
+  /* A key SQLite lets be NULL (a rowid table's PRIMARY KEY that is not
+  ** the rowid, without NOT NULL): such a row could never be matched to its
+  ** change.  Only an alias of the rowid cannot hold NULL, and SQLite alone
+  ** decides what is one: "id INTEGER PRIMARY KEY DESC", "id INT PRIMARY
+  ** KEY" and a composite key are not, and each has an index of its own
+  ** (origin 'pk') where a rowid alias has none. */
   {
     char *zNullable = logQueryText(db,
         "SELECT x.name FROM pragma_table_xinfo(?1, 'main') AS x, pragma_table_list AS l"
         " WHERE l.schema = 'main' AND l.name = ?1 AND l.wr = 0 AND x.pk > 0 AND x.\"notnull\" = 0"
-        " AND NOT ((SELECT count(*) FROM pragma_table_xinfo(?1, 'main') WHERE pk > 0) = 1"
-        "          AND upper(x.type) = 'INTEGER') ORDER BY x.pk LIMIT 1", pTab->zName, &rc);
+        " AND EXISTS (SELECT 1 FROM pragma_index_list(?1, 'main') WHERE origin = 'pk')"
+        " ORDER BY x.pk LIMIT 1", pTab->zName, &rc);
     if( rc!=SQLITE_OK ) return rc;
     if( zNullable ){
       *pzErr = sqlite3_mprintf("the primary key column \"%s\" of \"%s\" may be NULL (SQLite allows "
-          "NULL in a PRIMARY KEY other than an INTEGER PRIMARY KEY), and a row with a NULL key could "
-          "never be matched to its changes: declare it NOT NULL", zNullable, pTab->zName);
+          "NULL in a PRIMARY KEY that is not the rowid: any but a lone \"INTEGER PRIMARY KEY\", which "
+          "DESC also makes an ordinary column), and a row with a NULL key could never be matched to its "
+          "changes: declare it NOT NULL", zNullable, pTab->zName);
       sqlite3_free(zNullable);
       return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }

@@ -355,12 +355,32 @@ CREATE TABLE pair(a INT, b TEXT NOT NULL, PRIMARY KEY(b, a));
 CREATE TABLE strict_key(id TEXT PRIMARY KEY NOT NULL);
 CREATE TABLE rowid_alias(id INTEGER PRIMARY KEY);
 CREATE TABLE wr(id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE descending(id INTEGER PRIMARY KEY DESC, v);
+CREATE TABLE int_key(id INT PRIMARY KEY, v);
+CREATE TABLE ascending(id INTEGER PRIMARY KEY ASC, v);
+CREATE TABLE desc_not_null(id INTEGER PRIMARY KEY DESC NOT NULL, v);
 SELECT sqlitetriggers_log_install('loose');
 SELECT sqlitetriggers_log_install('pair');
-SELECT sqlitetriggers_log_install('strict_key'), sqlitetriggers_log_install('rowid_alias'), sqlitetriggers_log_install('wr');" \
-  "Runtime error near line 7: sqlitetriggers_log_install: the primary key column \"id\" of \"loose\" may be NULL (SQLite allows NULL in a PRIMARY KEY other than an INTEGER PRIMARY KEY), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
-Runtime error near line 8: sqlitetriggers_log_install: the primary key column \"a\" of \"pair\" may be NULL (SQLite allows NULL in a PRIMARY KEY other than an INTEGER PRIMARY KEY), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
-1|2|3"
+SELECT sqlitetriggers_log_install('descending');
+SELECT sqlitetriggers_log_install('int_key');
+SELECT sqlitetriggers_log_install('strict_key'), sqlitetriggers_log_install('rowid_alias'), sqlitetriggers_log_install('wr'),
+  sqlitetriggers_log_install('ascending'), sqlitetriggers_log_install('desc_not_null');" \
+  "Runtime error near line 11: sqlitetriggers_log_install: the primary key column \"id\" of \"loose\" may be NULL (SQLite allows NULL in a PRIMARY KEY that is not the rowid: any but a lone \"INTEGER PRIMARY KEY\", which DESC also makes an ordinary column), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
+Runtime error near line 12: sqlitetriggers_log_install: the primary key column \"a\" of \"pair\" may be NULL (SQLite allows NULL in a PRIMARY KEY that is not the rowid: any but a lone \"INTEGER PRIMARY KEY\", which DESC also makes an ordinary column), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
+Runtime error near line 13: sqlitetriggers_log_install: the primary key column \"id\" of \"descending\" may be NULL (SQLite allows NULL in a PRIMARY KEY that is not the rowid: any but a lone \"INTEGER PRIMARY KEY\", which DESC also makes an ordinary column), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
+Runtime error near line 14: sqlitetriggers_log_install: the primary key column \"id\" of \"int_key\" may be NULL (SQLite allows NULL in a PRIMARY KEY that is not the rowid: any but a lone \"INTEGER PRIMARY KEY\", which DESC also makes an ordinary column), and a row with a NULL key could never be matched to its changes: declare it NOT NULL
+1|2|3|4|5"
+
+# "id INTEGER PRIMARY KEY DESC" is no rowid alias (SQLite's documented
+# quirk): a writer without the extension leaves it NULL, which the log
+# could never match, so the install above refuses it; with NOT NULL every
+# writer must give it.
+db=$(scratch_db)
+sql "CREATE TABLE t(id INTEGER PRIMARY KEY DESC NOT NULL, v); SELECT sqlitetriggers_log_install('t');" "$db" >/dev/null
+check_same "a writer without the extension cannot write a NULL key into a logged INTEGER PRIMARY KEY DESC" \
+  "$(printf "INSERT INTO t(v) VALUES ('a');\nINSERT INTO t(id, v) VALUES (5, 'b');\nSELECT rowKey FROM sqlitetriggers_log;\n" | "$SQLITE3" -batch "$db" 2>&1)" \
+  "Runtime error near line 1: NOT NULL constraint failed: t.id (19)
+5"
 
 # A REAL is {"real":[M,E]}, exactly M * 2^E (the same text from every
 # writer and version; Tests/python/test_log_real_keys.py tries the range).

@@ -620,9 +620,12 @@ struct PrimaryKeyMigration {
                                              uuidFunction: uuidFunction.rawValue, foreignKeyDefaults: foreignKeyDefaults,
                                              dropUnique: isUniqueDropped, addedKeyName: addedKeyName)
         var nullKeys = 0
+        // A rowid alias has no index of its own; any other key has one
+        // (origin 'pk'), "id INTEGER PRIMARY KEY DESC" and "id INT PRIMARY
+        // KEY" included: SQLite alone decides what aliases the rowid.
         if let key = rewrite.oldKeyColumn,
-           let type = try String.fetchOne(db, sql: "SELECT upper(type) FROM pragma_table_info(?) WHERE pk = 1", arguments: [table]),
-           type != "INTEGER" {
+           try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list(?) WHERE origin = 'pk')",
+                             arguments: [table]) == true {
             // Not a rowid alias: SQLite lets such a key hold text, or NULL.
             // A NULL key identifies nothing, so no row can reference it: it
             // gets a fresh key, as the new key column's default gives.

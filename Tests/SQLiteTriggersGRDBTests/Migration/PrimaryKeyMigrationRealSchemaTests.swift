@@ -394,6 +394,9 @@ import Testing
          #"its column "pID" holds '5', which is not an integer id of "p""#),
         ("CREATE TABLE t(id INT PRIMARY KEY); INSERT INTO t VALUES ('A-17')", "t",
          #"its primary key "id" holds 'A-17', which is not an integer"#),
+        // DESC makes INTEGER PRIMARY KEY an ordinary column, which holds text.
+        ("CREATE TABLE t(id INTEGER PRIMARY KEY DESC); INSERT INTO t VALUES ('A-17')", "t",
+         #"its primary key "id" holds 'A-17', which is not an integer"#),
         ("CREATE TABLE t(id INTEGER PRIMARY KEY, CHECK (id BETWEEN 1 AND 1000000)); INSERT INTO t VALUES (1)", "t",
          #"copying its rows failed: CHECK constraint failed: id BETWEEN 1 AND 1000000"#),
         ("CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, pID INTEGER DEFAULT 'none' REFERENCES p(id))", "t",
