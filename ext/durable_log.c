@@ -230,6 +230,7 @@
 */
 #include "sqlitetriggers_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -442,13 +443,14 @@ static char *logQueryText(sqlite3 *db, const char *zSql, const char *zArg, int *
 }
 
 /* z as a JSON string, quoted and escaped (RFC 8259); inside an SQL string
-** literal when isInSqlLiteral (its quotes doubled as well). */
-static void appendJsonString(sqlite3_str *pOut, const char *z, int isInSqlLiteral){
+** literal when isInSqlLiteral (its quotes doubled as well), and that
+** literal a printf() format when isInFormat (its % signs doubled). */
+static void appendJsonString(sqlite3_str *pOut, const char *z, int isInSqlLiteral, int isInFormat){
   sqlite3_str_appendchar(pOut, 1, '"');
   for(; *z; z++){
     unsigned char c = (unsigned char)*z;
-    if( c=='\'' && isInSqlLiteral ){
-      sqlite3_str_appendchar(pOut, 2, '\'');
+    if( (c=='\'' && isInSqlLiteral) || (c=='%' && isInFormat) ){
+      sqlite3_str_appendchar(pOut, 2, (char)c);
     }else if( c=='"' || c=='\\' ){
       sqlite3_str_appendchar(pOut, 1, '\\');
       sqlite3_str_appendchar(pOut, 1, (char)c);
@@ -514,10 +516,61 @@ static void logTableClear(LogTable *pTab){
 }
 
 /*
+** JSON IN PLAIN SQL.  The composite keys and the tombstones are JSON text,
+** written without SQLite's JSON functions: before 3.43 (iOS 16's 3.39,
+** Debian 12's 3.40) json_object(), json_array() and json_quote() are not
+** innocuous, and with PRAGMA trusted_schema = OFF a trigger calling them
+** fails every write, for every writer.  The text is the one json_array()
+** and json_object() write (so that keys logged before read the same):
+** no space, a string quoted as json_quote() quotes it, an integer in
+** decimal, null; the pieces are joined by printf() (one pass, where ||
+** would copy the text once per piece), 100 pieces to a call, since a
+** function takes at most 127 arguments.
+*/
+#define LOG_PRINTF_PIECES 100
+
+/*
+** The JSON string of the text zAlias.zCol, as json_quote() writes it: '"'
+** and '\' escaped by a backslash, a control character as \b, \t, \n, \f,
+** \r or \u00XX (lowercase hex).  Two GLOBs choose among three ways, cheap
+** to dear: text without any of them (the common case) is only quoted; text
+** with quotes, backslashes, tabs and line ends goes through five replace()
+** calls; text with a rarer control character is escaped a character at a
+** time by a recursive CTE (33 nested replace() calls overflow SQLite's
+** parser).
+*/
+static void appendJsonQuote(sqlite3_str *pOut, const char *zAlias, const char *zCol){
+  /* The character c escaped: one flat CASE (every level of nesting costs
+  ** the parser's stack, which a trigger holding many of these fills). */
+  static const char zEscape[] =
+      "CASE WHEN c >= ' ' AND c <> '\"' AND c <> '\\' THEN c WHEN c = '\"' THEN '\\\"' "
+      "WHEN c = '\\' THEN '\\\\' WHEN c = char(8) THEN '\\b' WHEN c = char(9) THEN '\\t' "
+      "WHEN c = char(10) THEN '\\n' WHEN c = char(12) THEN '\\f' WHEN c = char(13) THEN '\\r' "
+      "ELSE printf('\\u%04x', unicode(c)) END";
+  sqlite3_str_appendf(pOut,
+      "CASE WHEN %s.\"%w\" GLOB '*[' || char(1) || '-' || char(8) || char(11) || char(12) || char(14) || '-' "
+      "|| char(31) || ']*' THEN '\"' || (WITH RECURSIVE q(i, o, c) AS (SELECT 1, '', substr(%s.\"%w\", 1, 1) "
+      "UNION ALL SELECT i + 1, o || %s, substr(%s.\"%w\", i + 1, 1) FROM q WHERE c <> '') "
+      "SELECT o FROM q WHERE c = '') || '\"' "
+      "WHEN %s.\"%w\" GLOB '*[' || char(9) || char(10) || char(13) || '\"\\]*' THEN '\"' || "
+      "replace(replace(replace(replace(replace(%s.\"%w\", '\\', '\\\\'), '\"', '\\\"'), char(10), '\\n'), "
+      "char(13), '\\r'), char(9), '\\t') || '\"' "
+      "ELSE '\"' || %s.\"%w\" || '\"' END",
+      zAlias, zCol, zAlias, zCol, zEscape, zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol);
+}
+
+/*
 ** {"real":[M,E]}, the REAL zAlias.zCol exactly as M * 2^E: M an integer
 ** below 2^53 in magnitude, with the value's sign, and E from -1074 to 971;
 ** 0.0 is [0,0], and +-Infinity [1,1024] and [-1,1024] (1 * 2^1024
-** overflows to it).  A decimal text cannot do: SQLite's printf() writes
+** overflows to it).  With isSigned (a tombstone's value, not a key, in
+** which -0.0 and 0.0 are the same row), -0.0 is [-0,0]: no operator or
+** core function of SQL shows the sign of a zero, so the extension's
+** sqlite_compileoption_get() answers '-0' for it (compileOptionOrStampFunc);
+** SQLite's own answers with a compile option, and a writer without the
+** extension writes [0,0].  Only a column without REAL or NUMERIC affinity
+** keeps -0.0 at all: SQLite stores a REAL column's -0.0 as the integer 0.
+** A decimal text cannot do: SQLite's printf() writes
 ** other digits than the exact ones before 3.43 (and other digits in every
 ** version), its text-to-REAL conversion rounds differently on a machine
 ** without long double (arm64), so a key written by one writer would not
@@ -528,85 +581,94 @@ static void logTableClear(LogTable *pTab){
 ** plain SQL, so that every writer (without the extension too) writes the
 ** same text.
 */
-static void appendExactReal(sqlite3_str *pOut, const char *zAlias, const char *zCol){
+static void appendExactReal(sqlite3_str *pOut, const char *zAlias, const char *zCol, int isSigned){
   /* 2^52, 2^53, 2^53 * 2^32 and 2^32, as expressions SQLite evaluates
   ** exactly (a long decimal literal would go through its conversion). */
   static const char zFar[] = "(9007199254740992.0 * 4294967296)";
   static const char zGoOn[] =
       "v * 2 <> v AND (v >= 9007199254740992 OR (v < 4503599627370496 AND e > -1074))";
   sqlite3_str_appendf(pOut,
-      "json_object('real', (WITH RECURSIVE s(v, e) AS (SELECT abs(%s.\"%w\"), 0 UNION ALL "
+      "'{\"real\":[' || (WITH RECURSIVE s(v, e) AS (SELECT abs(%s.\"%w\"), 0 UNION ALL "
       "SELECT CASE WHEN v >= %s THEN v * (1.0 / 4294967296) WHEN v >= 9007199254740992 THEN v * 0.5 "
       "WHEN v < 1048576 AND e >= -1042 THEN v * 4294967296 ELSE v * 2 END, "
       "CASE WHEN v >= %s THEN e + 32 WHEN v >= 9007199254740992 THEN e + 1 "
       "WHEN v < 1048576 AND e >= -1042 THEN e - 32 ELSE e - 1 END "
       "FROM s WHERE %s) "
-      "SELECT CASE WHEN v <> 0 AND v * 2 = v THEN json_array(sign(%s.\"%w\"), 1024) "
-      "ELSE json_array(CAST(v AS INTEGER) * sign(%s.\"%w\"), e) END FROM s WHERE NOT (%s)))",
-      zAlias, zCol, zFar, zFar, zGoOn, zAlias, zCol, zAlias, zCol, zGoOn);
+      "SELECT CASE WHEN v <> 0 AND v * 2 = v THEN sign(%s.\"%w\") || ',1024' ",
+      zAlias, zCol, zFar, zFar, zGoOn, zAlias, zCol);
+  if( isSigned ){
+    sqlite3_str_appendf(pOut, "WHEN v = 0 AND sqlite_compileoption_get(%s.\"%w\") IS '-0' THEN '-0,0' ",
+                        zAlias, zCol);
+  }
+  sqlite3_str_appendf(pOut,
+      "ELSE (CAST(v AS INTEGER) * sign(%s.\"%w\")) || ',' || e END FROM s WHERE NOT (%s)) || ']}'",
+      zAlias, zCol, zGoOn);
 }
 
 /*
-** zAlias.zCol as a JSON value that keeps its type.  JSON holds no blob: a
-** blob is {"blob":"<lowercase hex>"}, as in swift_callback_log.  Nor,
-** exactly, a REAL: see appendExactReal(); mayBeReal is 0 for a column
-** that cannot hold one (columnMayBeReal()).  Any other value is itself, as
-** an argument of json_array(), or JSON text through json_quote() when
-** isText (for concatenation).
+** zAlias.zCol as JSON text that keeps its type (JSON IN PLAIN SQL).  JSON
+** holds no blob: a blob is {"blob":"<lowercase hex>"}, as in
+** swift_callback_log.  Nor, exactly, a REAL: see appendExactReal();
+** mayBeReal is 0 for a column that cannot hold one (columnMayBeReal()),
+** whose CTE's registers SQLite would zero in every run of the trigger,
+** taken or not.  An integer is itself: printf() and || write it in
+** decimal.
 */
-static void appendExactValue(sqlite3_str *pOut, const char *zAlias, const char *zCol, int isText,
-                             int mayBeReal){
-  sqlite3_str_appendf(pOut, "CASE typeof(%s.\"%w\") WHEN 'blob' THEN json_object('blob', "
-                      "lower(hex(%s.\"%w\")))", zAlias, zCol, zAlias, zCol);
-  /* A column that never holds a REAL goes without the branch: its CTE's
-  ** registers are zeroed in every run of the trigger, taken or not. */
+static void appendExactValue(sqlite3_str *pOut, const char *zAlias, const char *zCol, int mayBeReal,
+                             int isSigned){
+  sqlite3_str_appendf(pOut, "CASE typeof(%s.\"%w\") WHEN 'text' THEN ", zAlias, zCol);
+  appendJsonQuote(pOut, zAlias, zCol);
+  sqlite3_str_appendf(pOut, " WHEN 'null' THEN 'null' WHEN 'blob' THEN '{\"blob\":\"' || lower(hex(%s.\"%w\")) "
+                      "|| '\"}'", zAlias, zCol);
   if( mayBeReal ){
     sqlite3_str_appendall(pOut, " WHEN 'real' THEN ");
-    appendExactReal(pOut, zAlias, zCol);
+    appendExactReal(pOut, zAlias, zCol, isSigned);
   }
-  sqlite3_str_appendf(pOut, isText ? " ELSE json_quote(%s.\"%w\") END" : " ELSE %s.\"%w\" END",
-                      zAlias, zCol);
+  sqlite3_str_appendf(pOut, " ELSE %s.\"%w\" END", zAlias, zCol);
 }
-
-/* The key of the row that zAlias (new, old, or a table alias) names. */
-static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
-  int i;
-  if( pTab->nKey==1 ){
-    sqlite3_str_appendf(pOut, "%s.\"%w\"", zAlias, pTab->azKey[0]);
-    return;
-  }
-  sqlite3_str_appendall(pOut, "json_array(");
-  for(i=0; i<pTab->nKey; i++){
-    if( i ) sqlite3_str_appendall(pOut, ", ");
-    appendExactValue(pOut, zAlias, pTab->azKey[i], 0, 1);
-  }
-  sqlite3_str_appendall(pOut, ")");
-}
-
-/* SQLite's functions take at most 127 arguments: json_object() of a
-** name and a value per column holds 63 columns. */
-#define LOG_OBJECT_COLUMNS 63
 
 /*
-** TOMBSTONES: the values of the row zAlias names, as a JSON object:
-** json_object() of each column's exact value (appendExactValue()), or, for
-** a table of more columns than it takes, the same text concatenated,
-** '{"a":' || json_quote(...) || ',"b":' || ... || '}', which costs more.
+** The JSON array (isObject 0: the key's columns) or object (isObject 1:
+** every column, named) of the row zAlias names, as printf() calls of at
+** most LOG_PRINTF_PIECES values each, joined by ||.
 */
-static void appendRowValues(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
-  int i, isText = pTab->nColumn>LOG_OBJECT_COLUMNS;
-  if( !isText ) sqlite3_str_appendall(pOut, "json_object(");
-  for(i=0; i<pTab->nColumn; i++){
-    if( isText ){
-      sqlite3_str_appendall(pOut, i ? " || '," : "'{");
-      appendJsonString(pOut, pTab->azColumn[i], 1);
-      sqlite3_str_appendall(pOut, ":' || ");
-    }else{
-      sqlite3_str_appendf(pOut, "%s%Q, ", i ? ", " : "", pTab->azColumn[i]);
+static void appendJsonRow(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias, int isObject){
+  int n = isObject ? pTab->nColumn : pTab->nKey, i, iChunk;
+  char *const *azCol = isObject ? pTab->azColumn : pTab->azKey;
+  for(iChunk=0; iChunk<n; iChunk+=LOG_PRINTF_PIECES){
+    int nEnd = iChunk+LOG_PRINTF_PIECES<n ? iChunk+LOG_PRINTF_PIECES : n;
+    sqlite3_str_appendall(pOut, iChunk ? " || printf('" : "printf('");
+    for(i=iChunk; i<nEnd; i++){
+      sqlite3_str_appendall(pOut, i==0 ? (isObject ? "{" : "[") : ",");
+      if( isObject ){
+        appendJsonString(pOut, azCol[i], 1, 1);
+        sqlite3_str_appendall(pOut, ":");
+      }
+      sqlite3_str_appendall(pOut, "%s");
     }
-    appendExactValue(pOut, zAlias, pTab->azColumn[i], isText, pTab->aMayBeReal[i]);
+    if( nEnd==n ) sqlite3_str_appendall(pOut, isObject ? "}" : "]");
+    sqlite3_str_appendall(pOut, "'");
+    for(i=iChunk; i<nEnd; i++){
+      sqlite3_str_appendall(pOut, ", ");
+      appendExactValue(pOut, zAlias, azCol[i], isObject ? pTab->aMayBeReal[i] : 1, isObject);
+    }
+    sqlite3_str_appendall(pOut, ")");
   }
-  sqlite3_str_appendall(pOut, isText ? " || '}'" : ")");
+}
+
+/* The key of the row that zAlias (new, old, or a table alias) names: the
+** column's value for a one-column key, else a JSON array. */
+static void appendKey(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
+  if( pTab->nKey==1 ){
+    sqlite3_str_appendf(pOut, "%s.\"%w\"", zAlias, pTab->azKey[0]);
+  }else{
+    appendJsonRow(pOut, pTab, zAlias, 0);
+  }
+}
+
+/* TOMBSTONES: the values of the row zAlias names, as a JSON object. */
+static void appendRowValues(sqlite3_str *pOut, const LogTable *pTab, const char *zAlias){
+  appendJsonRow(pOut, pTab, zAlias, 1);
 }
 
 /* zFrom's key IS NOT zTo's, compared byte for byte. */
@@ -804,7 +866,7 @@ static int logReadTable(sqlite3 *db, const char *zTable, int iTable, int isTombs
     pTab->azKey[pTab->nKey] = sqlite3_mprintf("%s", zCol);
     if( pTab->azKey[pTab->nKey]==0 ){ rc = SQLITE_NOMEM; break; }
     if( pTab->nKey ) sqlite3_str_appendchar(pTab->pKeyColumns, 1, ',');
-    appendJsonString(pTab->pKeyColumns, zCol, 0);
+    appendJsonString(pTab->pKeyColumns, zCol, 0, 0);
     pTab->nKey++;
   }
   sqlite3_str_appendall(pTab->pKeyColumns, "]");
@@ -1014,7 +1076,7 @@ static const char *logSharedSql(const char *zName){
 ** naming the remedy.
 */
 static int logEnsureShared(sqlite3 *db, int isInstall, char **pzErr){
-  int rc = SQLITE_OK, i;
+  int rc = SQLITE_OK, i, isUpgrade = 0;
   char *zMeta = logQueryText(db, "SELECT sql FROM sqlite_schema WHERE name = 'sqlitetriggers_log_meta'",
                              0, &rc);
   if( zMeta && strcmp(zMeta, logSharedSql("sqlitetriggers_log_meta"))==0 ){
@@ -1022,6 +1084,7 @@ static int logEnsureShared(sqlite3 *db, int isInstall, char **pzErr){
     if( rc==SQLITE_OK && zVersion && strcmp(zVersion, "1")==0 ){
       if( isInstall ){
         logExec(db, LOG_UPGRADE_FROM_1, &rc, pzErr);
+        isUpgrade = 1;
       }else{
         *pzErr = sqlite3_mprintf("the durable log in this file is of format 1 (an earlier "
             "SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to "
@@ -1065,6 +1128,10 @@ static int logEnsureShared(sqlite3 *db, int isInstall, char **pzErr){
     }
     sqlite3_free(zCount);
   }
+  /* log_upgrade.c: format 1's REALs in composite keys rewritten exactly,
+  ** every table's on the upgrade, then those still on format 1's triggers
+  ** (none once each table is installed again). */
+  if( rc==SQLITE_OK && isInstall ) rc = sqlitetriggers_log_upgrade_keys(db, isUpgrade, pzErr);
   return rc;
 }
 
@@ -1345,13 +1412,12 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
       char *zHave = zTrigger ? logQueryText(db, "SELECT sql FROM sqlite_schema WHERE type = 'trigger'"
                                                 " AND name = ?1", zTrigger, &rc) : 0;
       if( zTrigger==0 ) rc = SQLITE_NOMEM;
-      if( rc==SQLITE_OK && (zWant==0)!=(zHave==0) ){
-        zStale = sqlite3_mprintf("the log of \"%s\" is %s (the table recreated by a migration, "
-            "a UNIQUE index added or dropped?): call sqlitetriggers_log_install('%q'); changes made "
-            "since were not logged", zName, zHave ? "out of date" : "missing triggers", zName);
-      }else if( rc==SQLITE_OK && zWant && strcmp(zWant, zHave)!=0 && !logIsEarlierProbe(&tab, iTable, i, zHave, &rc) ){
-        zStale = sqlite3_mprintf("the log of \"%s\" is out of date (its table changed since the "
-            "install): call sqlitetriggers_log_install('%q')", zName, zName);
+      if( rc==SQLITE_OK && ((zWant==0)!=(zHave==0)
+          || (zWant && strcmp(zWant, zHave)!=0 && !logIsEarlierProbe(&tab, iTable, i, zHave, &rc))) ){
+        /* log_upgrade.c: what is true of it (missing, an earlier
+        ** SQLiteTriggers', a UNIQUE index or the table changed) and the
+        ** remedy. */
+        zStale = sqlitetriggers_log_stale_message(db, zName, iTable, i, zHave!=0, &rc);
       }
       sqlite3_free(zWant);
       sqlite3_free(zHave);
@@ -1528,21 +1594,36 @@ static void logTime(sqlite3_context *ctx, Connection *p){
   sqlite3_result_text(ctx, zOut, sqlitetriggers_format_jd(iJD, zOut), SQLITE_TRANSIENT);
 }
 
+/* 1 when the transaction holds the write lock of a file (main or an
+** attached one, whose logged tables' triggers call the stamp too; not
+** TEMP, which is no file's log). */
+static int logWritesAFile(sqlite3 *db){
+  const char *zDb;
+  int iDb;
+  for(iDb=0; (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
+    if( iDb!=1 && sqlite3_txn_state(db, zDb)==SQLITE_TXN_WRITE ) return 1;
+  }
+  return 0;
+}
+
 /* sqlite_compileoption_get(N): SQLite's own, but for LOG_STAMP_ARGUMENT,
 ** which is the transaction's stamp, LOG_PROBE_MODE_ARGUMENT, a probe's
 ** kind, and LOG_TIME_ARGUMENT, a tombstone's time. */
 static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  sqlite3_int64 iArg = sqlite3_value_type(argv[0])==SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0;
+  int eType = sqlite3_value_type(argv[0]);
+  sqlite3_int64 iArg = eType==SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0;
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   (void)argc;
-  if( iArg==LOG_STAMP_ARGUMENT ){
+  if( eType==SQLITE_FLOAT && sqlite3_value_double(argv[0])==0.0 && signbit(sqlite3_value_double(argv[0])) ){
+    /* A tombstone's -0.0 (appendExactReal()). */
+    sqlite3_result_text(ctx, "-0", 2, SQLITE_STATIC);
+  }else if( iArg==LOG_STAMP_ARGUMENT ){
     /* Only a write draws a stamp.  A log trigger runs inside a statement
-    ** that already holds main's write lock; a view or query reading the
-    ** stamp in a read transaction gets SQLite's own answer, NULL, instead
-    ** of joining the transaction, which would take the write lock and
-    ** lock every other writer out until it ends. */
-    if( sqlitetriggers_log_is_stamped(p)
-     || sqlite3_txn_state(sqlite3_context_db_handle(ctx), "main")==SQLITE_TXN_WRITE ){
+    ** that already holds its file's write lock; a view or query reading
+    ** the stamp in a read transaction gets SQLite's own answer, NULL,
+    ** instead of joining the transaction, which would take the write lock
+    ** and lock every other writer out until it ends. */
+    if( sqlitetriggers_log_is_stamped(p) || logWritesAFile(sqlite3_context_db_handle(ctx)) ){
       logStamp(ctx, p);
     }else{
       sqlite3_result_null(ctx);

@@ -244,6 +244,12 @@ int sqlitetriggers_register_change_feed_functions(sqlite3 *db, Connection *p);
 /* durable_log.c */
 int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p);
 
+/* log_upgrade.c: the durable log's keys carried from format 1, and the
+** check's words for a log part-way there */
+int sqlitetriggers_log_upgrade_keys(sqlite3 *db, int isUpgrade, char **pzErr);
+char *sqlitetriggers_log_stale_message(sqlite3 *db, const char *zTable, int iTable, int iKind,
+                                       int hasTrigger, int *pRc);
+
 #if defined(__GNUC__) || defined(__clang__)
 # pragma GCC visibility pop
 #endif
