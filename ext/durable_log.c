@@ -65,7 +65,10 @@
 **   1 adds the column with ALTER TABLE, which writes the very definition
 **   below, and makes the view, the compaction triggers and the new tables
 **   afresh; the tables' triggers are those of format 1.  Until then the
-**   check refuses, naming that remedy.
+**   check refuses, naming that remedy.  Format 1 wrote a REAL in a
+**   composite key as 17 decimal digits (or Inf): the upgrade rewrites
+**   those keys as this format writes them, and so does each later install
+**   while a table keeps format 1's triggers (log_upgrade.c).
 **
 **   On each logged table T, whose id is N:
 **     sqlitetriggers_log_N_insert, _update, _delete: AFTER triggers that
@@ -1520,12 +1523,25 @@ static char *logFindForeignWriter(sqlite3 *db, int *pRc){
   return zFound;
 }
 
+/*
+** sqlitetriggers_log_check().  Consumers call it before every batch, so a
+** check that passed is remembered with the schema's signature
+** (schema_guard.c): what it judges is the schema (the shared objects, the
+** triggers of the file, the tables' triggers), and any change to it, by
+** any connection, changes the signature.  A repeat costs a few PRAGMAs.
+*/
 static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_check";
+  Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  char *zStale = 0, *zErr = 0, *zExists;
+  char *zStale = 0, *zErr = 0, *zExists, *zSignature = sqlitetriggers_schema_signature(db);
   int rc = SQLITE_OK, nTable = 0;
   (void)argc; (void)argv;
+  if( zSignature && p->zLogCheckedSignature && strcmp(zSignature, p->zLogCheckedSignature)==0 ){
+    sqlite3_free(zSignature);
+    sqlite3_result_int(ctx, p->nLogCheckedTables);
+    return;
+  }
   zExists = logQueryText(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
   if( zExists ){
     rc = logEnsureShared(db, 0, &zErr);
@@ -1536,7 +1552,16 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlitetriggers_result_error(ctx, zFunc, zStale);
   }else if( logReport(ctx, zFunc, rc, zErr ? zErr : rc==SQLITE_NOMEM ? 0 : sqlite3_errmsg(db)) ){
     sqlite3_result_int(ctx, nTable);
+    /* The signature after the check: creating a shared object that was
+    ** missing changed the schema. */
+    sqlite3_free(zSignature);
+    zSignature = sqlitetriggers_schema_signature(db);
+    sqlite3_free(p->zLogCheckedSignature);
+    p->zLogCheckedSignature = zSignature;
+    p->nLogCheckedTables = nTable;
+    zSignature = 0;
   }
+  sqlite3_free(zSignature);
   sqlite3_free(zExists);
   sqlite3_free(zStale);
   sqlite3_free(zErr);

@@ -317,8 +317,9 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
 }
 
 /* The schema's signature (see the top of this file), or NULL when it
-** cannot be read (then the scan runs). */
-static char *schemaSignature(sqlite3 *db){
+** cannot be read (then the scan runs).  durable_log.c's check keys its
+** cache on it too. */
+char *sqlitetriggers_schema_signature(sqlite3 *db){
   sqlite3_str *pOut = sqlite3_str_new(db);
   const char *zDb;
   int iDb, nUsed = 0, nHighwater = 0, rc = SQLITE_OK;
@@ -348,7 +349,7 @@ static char *schemaSignature(sqlite3 *db){
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
   Connection *p = (Connection*)sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  char *zErr = 0, *zSignature = schemaSignature(db);
+  char *zErr = 0, *zSignature = sqlitetriggers_schema_signature(db);
   int rc;
   if( zSignature && p->zGuardedSignature
    && strcmp(zSignature, p->zGuardedSignature)==0 ){

@@ -125,6 +125,8 @@ struct Connection {
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
   int isWritingOrigin;        /* durable_log.c: sqlitetriggers_log_origin() writes */
+  char *zLogCheckedSignature; /* durable_log.c: the schema last checked, */
+  int nLogCheckedTables;      /* and how many tables it logged */
   char *zWakeupName;          /* log_wakeup.c: the main file's name, or NULL */
   unsigned char aWakeupDb[16];/* log_wakeup.c: the databases to post for */
   Connection *pNext;          /* registry of live connections */
@@ -202,6 +204,7 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int i
 int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr);
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc);
+char *sqlitetriggers_schema_signature(sqlite3 *db);
 int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc);
 const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName);
 

@@ -211,10 +211,10 @@ SELECT sqlitetriggers_log_check();" \
 Runtime error near line 6: sqlitetriggers_log_check: the log of \"lists\" is now on \"folders\" (renamed): call sqlitetriggers_log_install('folders')
 1
 1|folders
-Runtime error near line 10: sqlitetriggers_log_check: the log of \"folders\" is out of date (its table changed since the install): call sqlitetriggers_log_install('folders')
+Runtime error near line 10: sqlitetriggers_log_check: the log of \"folders\" is out of date (a UNIQUE index added or dropped since the install?): its inserts, updates and deletes are logged, but not necessarily the rows an INSERT OR REPLACE deletes through its UNIQUE constraints: call sqlitetriggers_log_install('folders')
 1
 1
-Runtime error near line 17: sqlitetriggers_log_check: the log of \"folders\" is missing triggers (the table recreated by a migration, a UNIQUE index added or dropped?): call sqlitetriggers_log_install('folders'); changes made since were not logged
+Runtime error near line 17: sqlitetriggers_log_check: the log of \"folders\" is missing its insert trigger (the table recreated by a migration, or the trigger dropped?): call sqlitetriggers_log_install('folders'); changes made since were not logged
 1
 1"
 

@@ -318,7 +318,7 @@ check "a probe that is neither this format's nor format 1's is out of date" \
   "DROP TRIGGER sqlitetriggers_log_3_replace_insert;
 $probe
 SELECT sqlitetriggers_log_check();" \
-  "Runtime error near line 4: sqlitetriggers_log_check: the log of \"p\" is out of date (its table changed since the install): call sqlitetriggers_log_install('p')" "$db"
+  "Runtime error near line 4: sqlitetriggers_log_check: the log of \"p\" is out of date (a UNIQUE index added or dropped since the install?): its inserts, updates and deletes are logged, but not necessarily the rows an INSERT OR REPLACE deletes through its UNIQUE constraints: call sqlitetriggers_log_install('p')" "$db"
 
 # COMPACTION takes tombstones with their changes, and an origin with the
 # last change of its transaction, never while that transaction is open.

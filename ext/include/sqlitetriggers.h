@@ -40,9 +40,11 @@ SQLITETRIGGERS_API int sqlitetriggers_register(sqlite3 *db);
 
 /*
 ** The same, and on failure *pzErrMsg (when pzErrMsg is not NULL) receives
-** a message to free with sqlite3_free(), such as why a database's schema
-** was refused: a file whose schema calls swift_callback() or a test control
-** (from an index, a view, a trigger, ...) is never trusted with them.
+** a message to free with sqlite3_free() saying why.  Registration reads no
+** schema: a file whose schema calls swift_callback(), a test control or an
+** installer (from an index, a view, a trigger, ...) does not fail it;
+** instead every call of those functions is refused while such a file is
+** open, naming the object (the SecurityModel article of the DocC).
 */
 SQLITETRIGGERS_API int sqlitetriggers_register_v2(sqlite3 *db,
                                                   char **pzErrMsg);

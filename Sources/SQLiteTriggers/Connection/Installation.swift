@@ -45,10 +45,11 @@ public enum RawConnection {
     /// try RawConnection.install(on: handle!)
     /// ```
     ///
-    /// Installing fails when the schema of a database file calls
-    /// `swift_callback()` or a test control from any object (an index, a
-    /// view, a trigger, ...): a file is never trusted with them, and the
-    /// error names the object.
+    /// Installing reads no schema, so a database file cannot make it fail.
+    /// While a file whose schema names `swift_callback()`, a test control or
+    /// another guarded function (from an index, a view, a trigger, ...) is
+    /// open, every call of those functions is refused instead, naming the
+    /// object: see <doc:SecurityModel#A-file-that-names-a-guarded-function>.
     public static func install(on connection: OpaquePointer) throws(SQLiteTriggersError) {
         var message: UnsafeMutablePointer<CChar>?
         let resultCode = sqlitetriggers_register_v2(connection, &message)

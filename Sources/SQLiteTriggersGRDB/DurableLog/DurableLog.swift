@@ -55,10 +55,37 @@ public struct DurableChange<Record> {
     /// SQLiteTriggers, SQLite's clock for other writers; in both, the time
     /// the write ran, not the instant of its commit. Nil for any other
     /// change.
+    ///
+    /// The log stores the time as text, `YYYY-MM-DD HH:MM:SS.SSS` in UTC
+    /// (`datetime_subsec()`'s format, that of an `updatedAt` a touch rule
+    /// stamps); this is that text decoded. To compare it with another
+    /// stored time (last writer wins: the deletion against a row's
+    /// `updatedAt`) without losing the millisecond, compare like with
+    /// like: ``timeText`` with the stored text, in Swift or bound in SQL
+    /// (the format sorts as time does, and two texts are equal exactly when
+    /// the times are), or this `Date` with a `Date` GRDB decoded from such
+    /// text. Never compare after a conversion that drops the millisecond:
+    /// `ISO8601DateFormatter` with its default options, `Date.description`
+    /// and any format without `.SSS` do, and an edit and a deletion of the
+    /// same second then look simultaneous. To send the time to a server,
+    /// send ``timeText``.
+    ///
+    /// ```swift
+    /// func deletionWins(_ change: DurableChange<Reminder>, over updatedAt: String) -> Bool {
+    ///     guard let deletedAt = change.timeText else { return false }
+    ///     return deletedAt >= updatedAt        // the same text format: text order is time order
+    /// }
+    /// ```
     public var time: Date?
+    /// ``time`` as the log stores it, bit for bit: `YYYY-MM-DD HH:MM:SS.SSS`
+    /// in UTC, `datetime_subsec()`'s format, the format of every time the
+    /// log and the touch rules write; nil where ``time`` is. Compare
+    /// it as text with other stored times (an `updatedAt`), or send it as
+    /// it is, and the millisecond is never lost (see ``time``).
+    public var timeText: String?
 
     public init(id: Int64, tableName: String, kind: Kind, key: [DatabaseValue], record: Record?,
-                deletedRecord: Record? = nil, time: Date? = nil) {
+                deletedRecord: Record? = nil, time: Date? = nil, timeText: String? = nil) {
         self.id = id
         self.tableName = tableName
         self.kind = kind
@@ -66,6 +93,7 @@ public struct DurableChange<Record> {
         self.record = record
         self.deletedRecord = deletedRecord
         self.time = time
+        self.timeText = timeText
     }
 
     @available(*, deprecated, renamed: "tableName")
@@ -466,6 +494,11 @@ extension Database {
                                      net: Bool = false, excluding origins: Set<String> = []) throws -> DurableBatch<Record> {
         guard try hasDurableLog() else { throw DurableLogError.notInstalled(tables.first?.name ?? "any table") }
         let position = try durablePosition(of: consumer)
+        // Every batch, not only the first: a trigger planted since (by
+        // another process) must stop the consumer before it reads marks or
+        // positions the trigger could have written. Cheap while the schema
+        // is unchanged (the check remembers it, ext/durable_log.c).
+        try cachedStatement(sql: "SELECT sqlitetriggers_log_check()").execute()
         let reader = try DurableRowReader(tables: tables, in: self)
         // The log's columns (DurableRowReader.logColumnCount), then the
         // rows of the tables read, joined.
@@ -514,12 +547,16 @@ extension Database {
                     : try DurableRowReader<Record>.key(rowKey, columns: table.keyColumns, in: self)
                 let loggedKind: Int = log[2]
                 let deletedRow: String? = log.hasNull(atIndex: 7) ? nil : log[7] as String
+                // The time's text as stored, for comparing with other
+                // stored times as text (DurableChange.timeText).
+                var timeText: String?
+                if deletedRow != nil, case .string(let text) = (log[6] as DatabaseValue).storage { timeText = text }
                 let change = DurableChange<Record>(
                     // A conflict probe (4, 5) as a deletion: the row read says whether it happened.
                     id: id, tableName: table.feed.name, kind: loggedKind == 1 ? .inserted : loggedKind == 2 ? .updated : .deleted,
                     key: key, record: try table.current(key, in: row),
                     deletedRecord: try deletedRow.map { try table.decode(deletedRow: $0, in: self) },
-                    time: deletedRow == nil ? nil : log[6])
+                    time: deletedRow == nil ? nil : log[6], timeText: timeText)
                 if net {
                     transactions[transactions.count - 1].append(DurableNetFolding.Logged(
                         change: change, loggedKind: loggedKind, row: DurableNetFolding.RowIdentity(tableId: tableId, rowKey: rowKey)))

@@ -41,7 +41,7 @@ extension RuleSet {
         let persistent = try PersistentRuleRegistry.persistentRuleNames(db)
         for rule in rules {
             try rule.refuseIfInvalid()
-            if persistent.contains(rule.name) {
+            if persistent.contains(sqliteFolded(rule.name)) {
                 throw DatabaseError(resultCode: .SQLITE_MISUSE, message:
                     "rule \"\(rule.name)\" is a persistent rule of the file (RuleSet.installPersistently): installed TEMP too, "
                     + "it would run twice. Leave it out of the rules installed TEMP")

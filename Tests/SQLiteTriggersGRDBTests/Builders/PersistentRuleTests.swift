@@ -299,8 +299,145 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         // A set without that rule would drop it: not a trigger changed by hand.
         #expect {
             try pool.write { db in try RuleSet { EveryWriterNote.afterUpdateTouch(\.updatedAt) }.installPersistently(db) }
-        } throws: { error in "\(error)".contains("was changed in the file since it was installed: drop it (or restore it)") }
-        try pool.write { db in try EveryWriter.rules.installPersistently(db) }
+        } throws: { error in
+            "\(error)".contains("it was changed in the file since it was installed") && "\(error)".contains("Drop it (or restore it) in a migration first")
+        }
+        // Nor does the set that has it replace it: an install replaces only
+        // what the registry records it wrote (a registry row alone must not
+        // hand over a trigger). A migration drops the edited one first.
+        #expect {
+            try pool.write { db in try EveryWriter.rules.installPersistently(db) }
+        } throws: { error in
+            "\(error)".contains("the file's trigger \"everyWriterTags_at_most_two\" is not what sqlitetriggers_rules records as installed")
+        }
+        #expect(changed[0].description.contains("drop it in that migration first"))
+        try pool.write { db in
+            try db.execute(sql: "DROP TRIGGER everyWriterTags_at_most_two")
+            try EveryWriter.rules.installPersistently(db)
+        }
+        #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
+    }
+
+    // MARK: - A registry the file planted
+
+    /// `sqlitetriggers_rules` is read from the file, which others write:
+    /// each shape here, planted before the install, is refused with an
+    /// error naming the table and the remedy, by the install, the drift
+    /// check and a TEMP install, and the file is left as it was. (Before,
+    /// duplicate names and a NULL trapped the process, and the others
+    /// failed with SQLite's "no such column" or wrote through a view.)
+    @Test(arguments: [
+        ("no primary key, a name twice", """
+            CREATE TABLE sqlitetriggers_rules(triggerName TEXT, rule TEXT, tableName TEXT, sql TEXT);
+            INSERT INTO sqlitetriggers_rules VALUES ('t', 't', 'everyWriterNotes', 'CREATE TRIGGER "t" AFTER INSERT ON everyWriterNotes BEGIN SELECT 1; END');
+            INSERT INTO sqlitetriggers_rules SELECT * FROM sqlitetriggers_rules;
+            """),
+        ("a name twice, in two cases", """
+            CREATE TABLE sqlitetriggers_rules(triggerName TEXT PRIMARY KEY NOT NULL, rule TEXT NOT NULL, tableName TEXT NOT NULL, sql TEXT NOT NULL) WITHOUT ROWID;
+            INSERT INTO sqlitetriggers_rules VALUES ('t', 't', 'everyWriterNotes', 'CREATE TRIGGER "t" AFTER INSERT ON everyWriterNotes BEGIN SELECT 1; END');
+            INSERT INTO sqlitetriggers_rules VALUES ('T', 't', 'everyWriterNotes', 'CREATE TRIGGER "T" AFTER INSERT ON everyWriterNotes BEGIN SELECT 1; END');
+            """),
+        ("a NULL sql", """
+            CREATE TABLE sqlitetriggers_rules(triggerName TEXT PRIMARY KEY, rule TEXT, tableName TEXT, sql TEXT);
+            INSERT INTO sqlitetriggers_rules VALUES ('t', 't', 'everyWriterNotes', NULL);
+            """),
+        ("a number for a name", """
+            CREATE TABLE sqlitetriggers_rules(triggerName PRIMARY KEY, rule, tableName, sql);
+            INSERT INTO sqlitetriggers_rules VALUES (7, 't', 'everyWriterNotes', 'CREATE TRIGGER "7" AFTER INSERT ON everyWriterNotes BEGIN SELECT 1; END');
+            """),
+        ("missing columns", "CREATE TABLE sqlitetriggers_rules(triggerName TEXT PRIMARY KEY NOT NULL);"),
+        ("a view", """
+            CREATE VIEW sqlitetriggers_rules AS SELECT 'everyWriterTags_at_most_two' AS triggerName, 'x' AS rule,
+              'everyWriterTags' AS tableName, 'CREATE TRIGGER "everyWriterTags_at_most_two" BEFORE INSERT ON everyWriterTags BEGIN SELECT 1; END' AS sql;
+            """),
+        ("the right shape, with a trigger that rewrites it", """
+            CREATE TABLE sqlitetriggers_rules(triggerName TEXT PRIMARY KEY NOT NULL, rule TEXT NOT NULL, tableName TEXT NOT NULL, sql TEXT NOT NULL) WITHOUT ROWID;
+            CREATE TRIGGER keep AFTER DELETE ON sqlitetriggers_rules BEGIN INSERT INTO sqlitetriggers_rules SELECT old.triggerName, old.rule, old.tableName, old.sql; END;
+            """),
+    ])
+    func aRegistryOfAnotherShapeIsRefusedNamingTheTable(shape: String, planted: String) throws {
+        let dbQueue = try DatabaseQueue(configuration: installingConfiguration())
+        try dbQueue.write { db in try db.execute(sql: EveryWriter.schema + planted) }
+        func schema() throws -> [String] {
+            try dbQueue.read { db in try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_schema ORDER BY 1") }
+        }
+        let before = try schema()
+        func namesTheTableAndTheRemedy(_ error: any Error) -> Bool {
+            let message = "\(error)"
+            return error is DatabaseError && message.contains("the file's table \"sqlitetriggers_rules\" is not the registry")
+                && message.contains("rename or drop that table") && message.contains("then install the rule set again")
+        }
+        #expect { try dbQueue.write { db in try EveryWriter.rules.installPersistently(db) } } throws: { namesTheTableAndTheRemedy($0) }
+        #expect { try dbQueue.read { db in try EveryWriter.rules.persistentRuleDrift(db) } } throws: { namesTheTableAndTheRemedy($0) }
+        #expect { try EveryWriter.rules.install(in: dbQueue) } throws: { namesTheTableAndTheRemedy($0) }
+        #expect(try schema() == before, "\(shape): a refusal leaves the file as it was")
+    }
+
+    /// A row of the registry is trusted with a DROP only when the file's
+    /// trigger is exactly what it records, in the shape an install writes:
+    /// a row forged for a trigger the user wrote by hand (naming it with
+    /// any SQL, or copying its SQL) makes the install refuse, naming the
+    /// trigger, and the trigger stays. Deleting the row, as the error
+    /// says, lets the install go on, the trigger still kept.
+    @Test func aRegistryRowForgedForAUsersTriggerNeverMakesAnInstallDropIt() throws {
+        let (pool, cleanup) = try EveryWriter.migratedFile()
+        defer { cleanup() }
+        let audit = "CREATE TRIGGER audit AFTER INSERT ON everyWriterNotes BEGIN INSERT INTO everyWriterLists(title) VALUES ('audited'); END"
+        func auditTrigger() throws -> String? {
+            try pool.read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE name = 'audit'") }
+        }
+        try pool.write { db in try db.execute(sql: audit) }
+
+        // 1. A row naming the user's trigger, with SQL of its own, and a
+        // rule of that name in the set: the install must not replace it.
+        let auditRule = EveryWriterNote.createTempTrigger("audit", after: .insert { _ in
+            EveryWriterList.insert { $0.title = "ours" }
+        })
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO sqlitetriggers_rules VALUES ('audit', 'audit', 'everyWriterNotes',
+                  'CREATE TRIGGER "audit" AFTER INSERT ON "everyWriterNotes" BEGIN SELECT 1; END')
+                """)
+        }
+        #expect {
+            try pool.write { db in try RuleSet(EveryWriter.rules.rules + [auditRule]).installPersistently(db) }
+        } throws: { error in
+            "\(error)".contains("rule \"audit\" cannot be installed persistently: the file's trigger \"audit\" is not what "
+                + "sqlitetriggers_rules records as installed")
+        }
+        #expect(try auditTrigger() == audit)
+
+        // 2. A row copying the trigger's SQL exactly, and a set without it:
+        // the install must not drop it as a rule it no longer has.
+        try pool.write { db in
+            try db.execute(sql: """
+                UPDATE sqlitetriggers_rules SET sql = (SELECT sql FROM sqlite_schema WHERE name = 'audit') WHERE triggerName = 'audit'
+                """)
+        }
+        #expect {
+            try pool.write { db in try EveryWriter.rules.installPersistently(db) }
+        } throws: { error in
+            "\(error)".contains("the file's trigger \"audit\" is not what sqlitetriggers_rules records as installed "
+                + "(its SQL is not in the shape an install writes)")
+        }
+        #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.map(\.kind) == [.notInRuleSet])
+        #expect(try auditTrigger() == audit)
+
+        // 3. A row copying it, recorded on another table.
+        try pool.write { db in
+            try db.execute(sql: "UPDATE sqlitetriggers_rules SET tableName = 'everyWriterTags' WHERE triggerName = 'audit'")
+        }
+        #expect {
+            try pool.write { db in try EveryWriter.rules.installPersistently(db) }
+        } throws: { error in "\(error)".contains("(it is recorded under another name or table)") }
+        #expect(try auditTrigger() == audit)
+
+        // The remedy the error names: the row goes, the trigger stays.
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM sqlitetriggers_rules WHERE triggerName = 'audit'")
+            try EveryWriter.rules.installPersistently(db)
+        }
+        #expect(try auditTrigger() == audit)
         #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
     }
 

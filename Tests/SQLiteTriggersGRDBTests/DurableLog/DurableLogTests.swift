@@ -108,6 +108,33 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         #expect(batch.changes.map(\.record?.title) == ["a", "b", "a", "b"])
     }
 
+    /// A trigger another process plants after the consumer started (one
+    /// that marks every local edit "server", so that an uploader excluding
+    /// that origin never sends it) stops the next batch, naming it.
+    @Test func aTriggerPlantedWhileConsumingStopsTheNextBatch() throws {
+        let (pool, plain, cleanup) = try makeFile()
+        defer { cleanup() }
+        try pool.write { db in _ = try db.startDurableConsumer("upload") }
+        try pool.write { db in try DurableNote(id: "a", title: "A").insert(db) }
+        let first = try pool.read { db in
+            try db.durableBatch(for: "upload", of: FeedTable(DurableNote.self), excluding: ["server"])
+        }
+        #expect(first.changes.map(\.key) == [["a".databaseValue]])
+        try plain.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER mark AFTER INSERT ON notes BEGIN
+                  INSERT OR IGNORE INTO sqlitetriggers_log_origins VALUES (sqlite_compileoption_get(-7316), 'server', 0);
+                END
+                """)
+        }
+        let error = #expect(throws: DatabaseError.self) {
+            try pool.read { db in try db.durableBatch(for: "upload", of: FeedTable(DurableNote.self), excluding: ["server"]) }
+        }
+        #expect(error?.message?.contains(#"the trigger "mark" on "notes" is not the durable log's"#) == true)
+        // The app's own write fails too, rather than be marked.
+        #expect(throws: DatabaseError.self) { try pool.write { db in try DurableNote(id: "b", title: "B").insert(db) } }
+    }
+
     @Test func aBatchHoldsWholeTransactionsPastItsLimit() throws {
         let (pool, _, cleanup) = try makeFile()
         defer { cleanup() }
@@ -366,19 +393,30 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
             try db.startDurableConsumer("sync")
             try DurableNote(id: "real", title: "Real").insert(db)
         }
-        // A hostile writer plants log rows and a trigger that forges more.
+        // A hostile writer plants log rows: hints, each read against the
+        // table.
         try plain.write { db in
             try db.execute(sql: """
                 INSERT INTO sqlitetriggers_log(tableId, kind, rowKey) VALUES (1, 3, 'real'), (1, 1, 'ghost');
+                """)
+        }
+        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self), net: true) }
+        let records = batch.changes.map { "\(String.fromDatabaseValue($0.key[0]) ?? "?"): \($0.record?.title ?? "absent")" }
+        #expect(records == ["real: Real", "real: Real", "ghost: absent"])
+        // A trigger that forges more is an object of the file writing the
+        // log: the next batch refuses the file, naming it.
+        try plain.write { db in
+            try db.execute(sql: """
                 CREATE TRIGGER forge AFTER INSERT ON tags BEGIN
                   INSERT INTO sqlitetriggers_log(tableId, kind, rowKey) VALUES (1, 2, 'real');
                 END;
                 INSERT INTO tags VALUES ('x', x'01');
                 """)
         }
-        let batch = try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self), net: true) }
-        let records = batch.changes.map { "\(String.fromDatabaseValue($0.key[0]) ?? "?"): \($0.record?.title ?? "absent")" }
-        #expect(records == ["real: Real", "real: Real", "ghost: absent", "real: Real"])
+        #expect {
+            try pool.read { db in try db.durableBatch(for: "sync", of: FeedTable(DurableNote.self), net: true) }
+        } throws: { error in "\(error)".contains(#"the trigger "forge" on "tags" is not the durable log's"#) }
+        try plain.write { db in try db.execute(sql: "DROP TRIGGER forge") }
         // A trigger planted in the file cannot call the log's functions.
         try plain.write { db in
             try db.execute(sql: "CREATE TRIGGER call AFTER INSERT ON notes BEGIN SELECT sqlitetriggers_log_install('notes'); END")

@@ -139,6 +139,49 @@ private func makeSyncFile() throws -> (pool: DatabasePool, plain: DatabaseQueue,
         #expect(batch.changes.filter { $0.kind == .inserted }.allSatisfy { $0.deletedRecord == nil && $0.time == nil })
     }
 
+    /// A deletion's time as the log stores it, bit for bit, beside the
+    /// `Date`: from the app (a pinned clock, and the clock an `updatedAt`
+    /// stamped in the same transaction reads), and from a writer without
+    /// the extension (SQLite's clock), in exact and net batches.
+    @Test func aDeletionsTimeTextIsWhatTheLogStores() throws {
+        let (pool, plain, cleanup) = try makeSyncFile()
+        defer { cleanup() }
+        try pool.write { db in
+            for id in 1...3 { try SyncedNote(id: Int64(id), title: "n\(id)", weight: 1, photo: nil, updatedAt: nil).insert(db) }
+        }
+        // A millisecond a Date's Double holds inexactly (0.007 s is no binary fraction).
+        let pinned = Date(timeIntervalSince1970: 1_700_000_000.007)
+        let stamped = try pool.write { db -> String? in
+            try db.pinClock(to: pinned)
+            defer { try? db.pinClock(to: nil) }
+            try db.execute(sql: "UPDATE syncedNotes SET updatedAt = datetime_subsec() WHERE id = 1")
+            let stamped = try String.fetchOne(db, sql: "SELECT updatedAt FROM syncedNotes WHERE id = 1")
+            try db.execute(sql: "DELETE FROM syncedNotes WHERE id = 1")
+            return stamped
+        }
+        try plain.write { db in try db.execute(sql: "DELETE FROM syncedNotes WHERE id = 2") }
+        for net in [false, true] {
+            let batch = try pool.read { db in try db.durableBatch(for: "upload", of: SyncedNote.self, net: net) }
+            let deletions = batch.changes.filter { $0.kind == .deleted }
+            #expect(deletions.count == 2)
+            for change in deletions {
+                let stored = try pool.read { db in
+                    try Row.fetchOne(db, sql: "SELECT time, typeof(time) AS type FROM sqlitetriggers_log_tombstones WHERE id = ?",
+                                     arguments: [change.id])
+                }
+                let text: String? = stored?["time"]
+                #expect(stored?["type"] == "text" && change.timeText == text, "net: \(net)")
+                #expect(change.timeText?.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$"#, options: .regularExpression) != nil)
+                #expect(change.time == text.flatMap { Date.fromDatabaseValue($0.databaseValue) }, "the Date is that text decoded")
+            }
+            // The app's deletion: the pinned clock, the text an updatedAt
+            // stamped in its transaction holds, equal as text.
+            #expect(deletions.first?.timeText == "2023-11-14 22:13:20.007")
+            #expect(deletions.first?.timeText == stamped)
+            #expect(batch.changes.filter { $0.kind != .deleted }.allSatisfy { $0.timeText == nil && $0.time == nil })
+        }
+    }
+
     @Test func aNetBatchKeepsTheTombstoneOfARowItsTransactionDeleted() throws {
         let (pool, _, cleanup) = try makeSyncFile()
         defer { cleanup() }

@@ -20,6 +20,7 @@ import Testing
     static let sectionsRunElsewhere = [
         "## Typed triggers", "## Every builder construct", "## Change feeds:",
         "## Durable change log", "## Sync-ready primary keys",
+        "## The outbox",        // SyncingWithAServer.md: ArticleSyncTests
     ]
 
     /// Articles whose blocks need StructuredQueries, which this package may
