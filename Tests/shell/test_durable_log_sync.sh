@@ -495,12 +495,14 @@ SELECT deletedRow FROM sqlitetriggers_changes WHERE kind = 'delete' AND rowKey =
 # not innocuous on any SQLite (json_object() and json_array() are not before
 # 3.43), so every write of every kind of logged table works there, from
 # every writer, and writes the same text.
+for recursive in OFF ON; do
 for writer in loaded plain; do
   db=$(scratch_db)
   sql "CREATE TABLE k(a NOT NULL, b NOT NULL, v, PRIMARY KEY(a, b));
 CREATE TABLE u(id TEXT PRIMARY KEY NOT NULL, n TEXT UNIQUE, v);
 SELECT sqlitetriggers_log_install('k', 'tombstones'), sqlitetriggers_log_install('u', 'tombstones');" "$db" >/dev/null
   script="PRAGMA trusted_schema = OFF;
+PRAGMA recursive_triggers = $recursive;
 INSERT INTO k VALUES ('x', 1.5, 'a' || char(10) || 'b'), (x'01', 2, 3);
 UPDATE k SET v = 'c' WHERE a = 'x';
 UPDATE k SET b = 7 WHERE a = x'01';
@@ -512,21 +514,31 @@ UPDATE u SET id = 's' WHERE id = 'q';
 DELETE FROM u;
 SELECT tableName, kind, rowKey, deletedRow FROM sqlitetriggers_changes ORDER BY id;"
   if [ $writer = loaded ]; then out=$(sql "$script" "$db"); else out=$(plain_sync "$script" "$db"); fi
-  check_same "trusted_schema OFF, a writer $writer: every write of a composite-keyed and a UNIQUE-probed table with tombstones is logged" \
+  # With recursive_triggers ON a REPLACE's deletion fires the DELETE
+  # trigger too (after the probe, whose kind 5 the view shows as 'delete').
+  replaced_k=""; replaced_u=""
+  if [ $recursive = ON ]; then
+    replaced_k="k|delete|[\"x\",{\"real\":[6755399441055744,-52]}]|{\"a\":\"x\",\"b\":{\"real\":[6755399441055744,-52]},\"v\":\"c\"}
+"
+    replaced_u="u|delete|p|{\"id\":\"p\",\"n\":\"n1\",\"v\":1}
+"
+  fi
+  check_same "trusted_schema OFF, recursive_triggers $recursive, a writer $writer: every write of a composite-keyed and a UNIQUE-probed table with tombstones is logged" \
     "$out" "k|insert|[\"x\",{\"real\":[6755399441055744,-52]}]|
 k|insert|[{\"blob\":\"01\"},2]|
 k|update|[\"x\",{\"real\":[6755399441055744,-52]}]|
 k|delete|[{\"blob\":\"01\"},2]|{\"a\":{\"blob\":\"01\"},\"b\":2,\"v\":3}
 k|insert|[{\"blob\":\"01\"},7]|
-k|insert|[\"x\",{\"real\":[6755399441055744,-52]}]|
+${replaced_k}k|insert|[\"x\",{\"real\":[6755399441055744,-52]}]|
 k|delete|[{\"blob\":\"01\"},7]|{\"a\":{\"blob\":\"01\"},\"b\":7,\"v\":3}
 k|delete|[\"x\",{\"real\":[6755399441055744,-52]}]|{\"a\":\"x\",\"b\":{\"real\":[6755399441055744,-52]},\"v\":\"replaced\"}
 u|insert|p|
 u|insert|q|
 u|delete|p|{\"id\":\"p\",\"n\":\"n1\",\"v\":1}
-u|insert|r|
+${replaced_u}u|insert|r|
 u|delete|q|{\"id\":\"q\",\"n\":\"n2\",\"v\":2}
 u|insert|s|
 u|delete|s|{\"id\":\"s\",\"n\":\"n2\",\"v\":2}
 u|delete|r|{\"id\":\"r\",\"n\":\"n1\",\"v\":3}"
+done
 done

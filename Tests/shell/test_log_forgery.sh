@@ -183,12 +183,16 @@ for other in plain loaded; do
 SELECT sqlitetriggers_log_install('notes');
 CREATE VIEW recent AS SELECT sqlite_compileoption_get(-7316) AS stamp, * FROM notes;
 INSERT INTO notes(body) VALUES ('first');" "$db" >/dev/null
-  writer="$SQLITE3 $db"
-  [ $other = loaded ] && writer="$SQLITE3 -cmd '.load $EXT' $db"
+  # The other writer, a process of its own, run while the reader's
+  # transaction is open.
+  writer="$SCRATCH/writer$RANDOM.sh"
+  load=""; [ $other = loaded ] && load=".load $EXT"
+  printf '#!/bin/sh\nprintf "%%s\\n" "%s" "INSERT INTO notes(body) VALUES (\x27other\x27);" "SELECT \x27written\x27;" | "%s" -batch "%s" 2>&1\n' \
+    "$load" "$SQLITE3" "$db" > "$writer"
   check "reading a view of the stamp in a transaction leaves the write lock to a writer $other" \
     "BEGIN;
 SELECT quote(stamp) FROM recent UNION ALL SELECT 'none';
-.shell $writer \"INSERT INTO notes(body) VALUES ('other'); SELECT 'written';\"
+.system sh $writer
 COMMIT;
 SELECT count(*), count(tx) FROM sqlitetriggers_log;" "NULL
 none
