@@ -157,10 +157,10 @@
 **   savepoint that set it, and it is gone with the last change of its
 **   transaction (COMPACTION).  A writer without the extension has no
 **   stamp, so its changes are local.  No object of a file can set an
-**   origin: the function is direct-only, meets the schema guard on every
-**   call, and serves only a statement of the app's that is nothing but
-**   the call (logCalledByTheApp()), so that no failure after the call can
-**   leave its mark behind.
+**   origin: the function is direct-only, and serves only the one
+**   statement running, when it is nothing but the call
+**   (logCalledByTheApp()), so that no object of a file can reach it and no
+**   failure after the call can leave its mark behind.
 **
 ** TOMBSTONES
 **   The log keeps keys, which is enough while the row can be read; a
@@ -212,10 +212,10 @@
 **   sqlitetriggers_log_origin(ORIGIN)
 **       Sets the current transaction's origin (ORIGINS): text without NUL,
 **       or NULL for local; returns it.  Refused outside a transaction, in
-**       a file without a log of this format, in a file whose schema
-**       reaches it (schema_guard.c), and unless the statement is nothing
-**       but the call, SELECT sqlitetriggers_log_origin(...)
-**       (logCalledByTheApp()).
+**       a file without a log of this format, and unless the one statement
+**       running is nothing but the call, SELECT
+**       sqlitetriggers_log_origin(...) (logCalledByTheApp(); a file whose
+**       schema reaches the function is named, schema_guard.c).
 **   sqlitetriggers_log_origin()
 **       The current transaction's origin, or NULL.
 **   sqlitetriggers_log_transaction()
@@ -250,12 +250,14 @@
 #define LOG_QUOTE_VALUE(x) LOG_QUOTE(x)
 #define LOG_STAMP_SQL "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_STAMP_ARGUMENT) ")"
 
-/* ORIGINS: 1 while sqlitetriggers_log_origin() writes the origins table,
-** else 0 (NULL without the extension): the table's guards let nothing
-** else mark or unmark a transaction that is still in the log. */
+/* ORIGINS: the stamp of the transaction sqlitetriggers_log_origin() is
+** marking while it writes the origins table, else NULL (as without the
+** extension): the table's guards let nothing else mark or unmark a
+** transaction that is still in the log. */
 #define LOG_ORIGIN_WRITER_ARGUMENT -7318
 #define LOG_ORIGIN_WRITER_SQL \
-  "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_ORIGIN_WRITER_ARGUMENT) ") IS NOT 1"
+  "sqlite_compileoption_get(" LOG_QUOTE_VALUE(LOG_ORIGIN_WRITER_ARGUMENT) ")"
+#define LOG_ORIGIN_REFUSED_TEXT "only sqlitetriggers_log_origin() marks a transaction's origin"
 #define LOG_ORIGIN_REFUSED \
   "SELECT RAISE(ABORT, 'sqlitetriggers_log: only sqlitetriggers_log_origin() marks a " \
   "transaction''s origin'); END"
@@ -289,9 +291,18 @@ static const char *const azShared[] = {
   "\"tableName\" TEXT NOT NULL, \"keyColumns\" TEXT NOT NULL, "
   "\"tombstones\" INTEGER NOT NULL DEFAULT 0)",
 
+  /* ORIGINS: a row is written only by sqlitetriggers_log_origin(), for the
+  ** transaction it runs in (a CHECK: coded inline, where a trigger would
+  ** be a program compiled into the mark's INSERT, 2% of a marked
+  ** transaction of 100 changes; it names every column in a term SQLite
+  ** cannot drop, since it skips a CHECK that names no column an UPDATE
+  ** changes, and drops "x NOT NULL" for a NOT NULL column), and deleted by
+  ** it or by
+  ** COMPACTION (the guard trigger below). */
   "sqlitetriggers_log_origins",
   "CREATE TABLE \"sqlitetriggers_log_origins\"(\"tx\" INTEGER PRIMARY KEY, \"origin\" TEXT NOT NULL, "
-  "\"since\" INTEGER NOT NULL)",
+  "\"since\" INTEGER NOT NULL, CONSTRAINT \"" LOG_ORIGIN_REFUSED_TEXT "\" CHECK (\"tx\" IS "
+  LOG_ORIGIN_WRITER_SQL " AND \"origin\" <> '' AND \"since\" >= 0))",
 
   "sqlitetriggers_log_tombstones",
   "CREATE TABLE \"sqlitetriggers_log_tombstones\"(\"id\" INTEGER PRIMARY KEY, \"time\" TEXT NOT NULL, "
@@ -352,25 +363,13 @@ static const char *const azShared[] = {
   "CREATE TRIGGER \"sqlitetriggers_log_compact_delete\" AFTER DELETE ON "
   "\"sqlitetriggers_log_consumers\" BEGIN " LOG_COMPACT " END",
 
-  /* ORIGINS: a row is written only by sqlitetriggers_log_origin(), for
-  ** the transaction it runs in, and deleted by it or by COMPACTION (which
-  ** deletes only origins set before compactedThrough). */
-  "sqlitetriggers_log_origin_insert_guard",
-  "CREATE TRIGGER \"sqlitetriggers_log_origin_insert_guard\" BEFORE INSERT ON "
-  "\"sqlitetriggers_log_origins\" WHEN " LOG_ORIGIN_WRITER_SQL " OR new.\"tx\" IS NOT "
-  LOG_STAMP_SQL " BEGIN " LOG_ORIGIN_REFUSED,
-
-  "sqlitetriggers_log_origin_update_guard",
-  "CREATE TRIGGER \"sqlitetriggers_log_origin_update_guard\" BEFORE UPDATE ON "
-  "\"sqlitetriggers_log_origins\" WHEN " LOG_ORIGIN_WRITER_SQL " OR new.\"tx\" IS NOT "
-  LOG_STAMP_SQL " OR old.\"tx\" IS NOT new.\"tx\" OR old.\"since\" IS NOT new.\"since\" BEGIN "
-  LOG_ORIGIN_REFUSED,
-
+  /* ORIGINS: a mark still in the log is deleted only by
+  ** sqlitetriggers_log_origin(); COMPACTION deletes only origins set
+  ** before compactedThrough. */
   "sqlitetriggers_log_origin_delete_guard",
   "CREATE TRIGGER \"sqlitetriggers_log_origin_delete_guard\" BEFORE DELETE ON "
   "\"sqlitetriggers_log_origins\" WHEN old.\"since\" >= (SELECT \"compactedThrough\" FROM "
-  "\"sqlitetriggers_log_meta\") AND (" LOG_ORIGIN_WRITER_SQL " OR old.\"tx\" IS NOT " LOG_STAMP_SQL
-  ") BEGIN " LOG_ORIGIN_REFUSED,
+  "\"sqlitetriggers_log_meta\") AND old.\"tx\" IS NOT " LOG_ORIGIN_WRITER_SQL " BEGIN " LOG_ORIGIN_REFUSED,
 };
 #define N_SHARED ((int)(sizeof(azShared)/sizeof(azShared[0]))/2)
 
@@ -458,7 +457,10 @@ static void appendJsonString(sqlite3_str *pOut, const char *z, int isInSqlLitera
       sqlite3_str_appendchar(pOut, 1, '\\');
       sqlite3_str_appendchar(pOut, 1, (char)c);
     }else if( c<0x20 ){
-      sqlite3_str_appendf(pOut, "\\u%04x", c);
+      /* As json_quote() escapes them (JSON IN PLAIN SQL). */
+      static const char aShort[32] = { 0,0,0,0,0,0,0,0,'b','t','n',0,'f','r' };
+      if( aShort[c] ) sqlite3_str_appendf(pOut, "\\%c", aShort[c]);
+      else sqlite3_str_appendf(pOut, "\\u%04x", c);
     }else{
       sqlite3_str_appendchar(pOut, 1, (char)c);
     }
@@ -535,31 +537,38 @@ static void logTableClear(LogTable *pTab){
 /*
 ** The JSON string of the text zAlias.zCol, as json_quote() writes it: '"'
 ** and '\' escaped by a backslash, a control character as \b, \t, \n, \f,
-** \r or \u00XX (lowercase hex).  Two GLOBs choose among three ways, cheap
-** to dear: text without any of them (the common case) is only quoted; text
-** with quotes, backslashes, tabs and line ends goes through five replace()
-** calls; text with a rarer control character is escaped a character at a
-** time by a recursive CTE (33 nested replace() calls overflow SQLite's
-** parser).
+** \r or \u00XX (lowercase hex), NUL included.  Text without any of them
+** (the common case) is only quoted, after a GLOB and an instr() (GLOB,
+** like every pattern, cannot see past a NUL); any other goes through the
+** CTE q, one replace() per character to escape: 34 passes over the text
+** (33 nested replace() calls overflow SQLite's parser, and a CTE that
+** escaped a character at a time would copy the text once per character;
+** a third, cheaper path for quotes and line ends alone cost every text
+** its registers).  Its row c = n is step n:
+** '\' at n = -1 (first: the other escapes add backslashes), '"' at 0,
+** the character of code n - 1 at 1 to 32.  replace() takes no NUL as a
+** pattern (nor does any core function but instr() and substr() on a
+** BLOB), so the CTE z then cuts the text at each NUL, as bytes: a cost of
+** the number of NULs times the length, for a text that holds any.
 */
 static void appendJsonQuote(sqlite3_str *pOut, const char *zAlias, const char *zCol){
-  /* The character c escaped: one flat CASE (every level of nesting costs
-  ** the parser's stack, which a trigger holding many of these fills). */
-  static const char zEscape[] =
-      "CASE WHEN c >= ' ' AND c <> '\"' AND c <> '\\' THEN c WHEN c = '\"' THEN '\\\"' "
-      "WHEN c = '\\' THEN '\\\\' WHEN c = char(8) THEN '\\b' WHEN c = char(9) THEN '\\t' "
-      "WHEN c = char(10) THEN '\\n' WHEN c = char(12) THEN '\\f' WHEN c = char(13) THEN '\\r' "
-      "ELSE printf('\\u%04x', unicode(c)) END";
+  /* The GLOB classes hold the control characters themselves: a pattern
+  ** computed with char() would be computed again in every run of the
+  ** trigger, for every column (constant functions are factored out of a
+  ** row's loop, not out of a trigger's program). */
   sqlite3_str_appendf(pOut,
-      "CASE WHEN %s.\"%w\" GLOB '*[' || char(1) || '-' || char(8) || char(11) || char(12) || char(14) || '-' "
-      "|| char(31) || ']*' THEN '\"' || (WITH RECURSIVE q(i, o, c) AS (SELECT 1, '', substr(%s.\"%w\", 1, 1) "
-      "UNION ALL SELECT i + 1, o || %s, substr(%s.\"%w\", i + 1, 1) FROM q WHERE c <> '') "
-      "SELECT o FROM q WHERE c = '') || '\"' "
-      "WHEN %s.\"%w\" GLOB '*[' || char(9) || char(10) || char(13) || '\"\\]*' THEN '\"' || "
-      "replace(replace(replace(replace(replace(%s.\"%w\", '\\', '\\\\'), '\"', '\\\"'), char(10), '\\n'), "
-      "char(13), '\\r'), char(9), '\\t') || '\"' "
+      "CASE WHEN instr(%s.\"%w\", x'00') OR %s.\"%w\" GLOB '*[\x01-\x1f\"\\]*' "
+      "THEN '\"' || (WITH RECURSIVE q(c, s) AS "
+      "(SELECT -2, %s.\"%w\" UNION ALL SELECT c + 1, replace(s, CASE c + 1 WHEN -1 THEN '\\' WHEN 0 THEN "
+      "'\"' ELSE char(c) END, CASE c + 1 WHEN -1 THEN '\\\\' WHEN 0 THEN '\\\"' WHEN 9 THEN '\\b' "
+      "WHEN 10 THEN '\\t' WHEN 11 THEN '\\n' WHEN 13 THEN '\\f' WHEN 14 THEN '\\r' "
+      "ELSE printf('\\u%%04x', c) END) FROM q WHERE c < 32), "
+      "z(rest, o) AS (SELECT CAST(s AS BLOB), '' FROM q WHERE c = 32 UNION ALL "
+      "SELECT substr(rest, instr(rest, x'00') + 1), o || CAST(substr(rest, 1, instr(rest, x'00') - 1) AS TEXT) "
+      "|| '\\u0000' FROM z WHERE instr(rest, x'00')) "
+      "SELECT o || CAST(rest AS TEXT) FROM z WHERE NOT instr(rest, x'00')) || '\"' "
       "ELSE '\"' || %s.\"%w\" || '\"' END",
-      zAlias, zCol, zAlias, zCol, zEscape, zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol);
+      zAlias, zCol, zAlias, zCol, zAlias, zCol, zAlias, zCol);
 }
 
 /*
@@ -1492,16 +1501,27 @@ static char *logFindForeignWriter(sqlite3 *db, int *pRc){
   }
   if( rc==SQLITE_OK && zFound==0 ){
     sqlite3_stmt *pStmt = 0;
-    rc = sqlite3_prepare_v2(db, "SELECT s.name, s.tbl_name, s.sql, EXISTS (SELECT 1 FROM sqlitetriggers_log_tables"
-        " AS t WHERE s.name GLOB 'sqlitetriggers_log_' || t.id || '_*') FROM main.sqlite_schema AS s"
-        " WHERE s.type = 'trigger'", -1, &pStmt, 0);
+    /* Every object but the shared ones: a trigger, an index on the log's
+    ** tables (a UNIQUE one makes the origin's INSERT OR IGNORE drop a
+    ** mark), a table whose foreign key references them (compaction would
+    ** fail).  A logged table's own triggers are exactly those names. */
+    rc = sqlite3_prepare_v2(db, "SELECT s.name, s.tbl_name, s.sql, s.type = 'trigger' AND EXISTS (SELECT 1"
+        " FROM sqlitetriggers_log_tables AS t, (SELECT 'insert' AS k UNION ALL SELECT 'update' UNION ALL"
+        " SELECT 'delete' UNION ALL SELECT 'replace_insert' UNION ALL SELECT 'replace_update') AS x"
+        " WHERE s.name = 'sqlitetriggers_log_' || t.id || '_' || x.k), s.type FROM main.sqlite_schema AS s"
+        " WHERE s.type IN ('trigger', 'index', 'table') AND s.sql IS NOT NULL", -1, &pStmt, 0);
     while( rc==SQLITE_OK && zFound==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
       const char *zTrigger = (const char*)sqlite3_column_text(pStmt, 0);
       const char *zOn = (const char*)sqlite3_column_text(pStmt, 1);
       const char *zSql = (const char*)sqlite3_column_text(pStmt, 2);
+      const char *zType = (const char*)sqlite3_column_text(pStmt, 4);
       const char *zNamed;
-      if( zTrigger==0 || zOn==0 ) continue;
+      int isTable;
+      if( zTrigger==0 || zOn==0 || zType==0 ) continue;
       if( logSharedSql(zTrigger) ) continue;
+      isTable = strcmp(zType, "table")==0;
+      /* A table names itself: the rules' registry is not foreign. */
+      if( isTable && sqlitetriggers_sql_names(zTrigger, azLogState, N_LOG_STATE) ) continue;
       if( sqlite3_column_int(pStmt, 3) ){
         /* A logged table's trigger: it may write the log and tombstones. */
         zNamed = sqlitetriggers_sql_names(zSql, azName + N_LOG_STATE_OF_TABLES, nName - N_LOG_STATE_OF_TABLES);
@@ -1509,9 +1529,10 @@ static char *logFindForeignWriter(sqlite3 *db, int *pRc){
         zNamed = sqlitetriggers_sql_names(zSql, azName, nName);
       }
       if( zNamed ){
-        zFound = sqlite3_mprintf("the trigger \"%s\" on \"%s\" is not the durable log's, and reaches "
-            "its state (\"%s\"), which decides what is delivered and uploaded: drop the trigger (only "
-            "the log's own triggers may name the log's tables)", zTrigger, zOn, zNamed);
+        zFound = sqlite3_mprintf("the %s \"%s\"%s%s%s is not the durable log's, and reaches "
+            "its state (\"%s\"), which decides what is delivered and uploaded: drop the %s (only "
+            "the log's own objects may name the log's tables)", zType, zTrigger, isTable ? "" : " on \"",
+            isTable ? "" : zOn, isTable ? "" : "\"", zNamed, zType);
         if( zFound==0 ) rc = SQLITE_NOMEM;
       }
     }
@@ -1619,14 +1640,24 @@ static void logTime(sqlite3_context *ctx, Connection *p){
   sqlite3_result_text(ctx, zOut, sqlitetriggers_format_jd(iJD, zOut), SQLITE_TRANSIENT);
 }
 
-/* 1 when the transaction holds the write lock of a file (main or an
-** attached one, whose logged tables' triggers call the stamp too; not
-** TEMP, which is no file's log). */
+/* 1 when the transaction holds the write lock of a file with a log: main,
+** or an attached file whose log's triggers call the stamp too (joining
+** the transaction writes main, and so takes main's write lock: only for a
+** write that logs).  Not TEMP, which is no file's log. */
 static int logWritesAFile(sqlite3 *db){
   const char *zDb;
   int iDb;
-  for(iDb=0; (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
-    if( iDb!=1 && sqlite3_txn_state(db, zDb)==SQLITE_TXN_WRITE ) return 1;
+  if( sqlite3_txn_state(db, "main")==SQLITE_TXN_WRITE ) return 1;
+  for(iDb=2; (zDb = sqlite3_db_name(db, iDb))!=0; iDb++){
+    if( sqlite3_txn_state(db, zDb)==SQLITE_TXN_WRITE ){
+      sqlite3_stmt *pStmt = 0;
+      char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE name = 'sqlitetriggers_log'", zDb);
+      int hasLog = zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+                   && sqlite3_step(pStmt)==SQLITE_ROW;
+      sqlite3_finalize(pStmt);
+      sqlite3_free(zSql);
+      if( hasLog ) return 1;
+    }
   }
   return 0;
 }
@@ -1658,7 +1689,7 @@ static void compileOptionOrStampFunc(sqlite3_context *ctx, int argc, sqlite3_val
   }else if( iArg==LOG_PROBE_MODE_ARGUMENT ){
     logProbeKind(ctx);
   }else if( iArg==LOG_ORIGIN_WRITER_ARGUMENT ){
-    sqlite3_result_int(ctx, p->isWritingOrigin);
+    if( p->isWritingOrigin ) sqlite3_result_int64(ctx, p->logTransactionId);
   }else{
     sqlite3_result_text(ctx, sqlite3_compileoption_get(sqlite3_value_int(argv[0])), -1, SQLITE_STATIC);
   }
@@ -1681,7 +1712,8 @@ static int logInTransaction(sqlite3_context *ctx, const char *zFunc){
 ** transaction stamped ?1, and read it; "since" is the log's end, before
 ** every change of the transaction. */
 #define LOG_SET_ORIGIN \
-  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, " LOG_END ")"
+  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, coalesce((SELECT \"seq\" " \
+  "FROM \"sqlite_sequence\" WHERE \"name\" = 'sqlitetriggers_log'), 0))"
 #define LOG_CHANGE_ORIGIN \
   "UPDATE main.\"sqlitetriggers_log_origins\" SET \"origin\" = ?2 WHERE \"tx\" = ?1"
 #define LOG_CLEAR_ORIGIN \
@@ -1732,36 +1764,38 @@ static int logOriginStatement(sqlite3_context *ctx, const char *zFunc, const cha
 }
 
 /*
-** 1 when the app called zFunc itself, alone: every statement running reads
-** only, and one of them is nothing but the call, SELECT zFunc(...)
-** (sqlitetriggers_sql_is_lone_call()).  Else 0 with zFunc's error set.
-** Alone, because the mark is a row written by a statement of our own,
-** which a failure of the caller's statement after the call (another
-** column's error, a later row's) would not roll back; alone, nothing of
-** the statement runs after the call.  Together with the schema guard
-** (which keeps every object of a file from reaching zFunc: an index's
-** expression, a CHECK or a generated column parsed before the function
-** existed, schema_guard.c) this keeps a mark the app's own.
+** 1 when the app called zFunc itself, alone: the one statement running is
+** nothing but the call, SELECT zFunc(...) (sqlitetriggers_sql_is_lone_call()),
+** and reads only.  Else 0 with zFunc's error set.  Alone, because the mark
+** is a row written by a statement of our own, which a failure of the
+** caller's statement after the call (another column's error, a later
+** row's) would not roll back; and the one statement, because an object of
+** a file that escapes the direct-only rule (an index's expression, a
+** CHECK or a generated column parsed before the function existed) runs
+** inside a statement that reads or writes a table: beside the app's call
+** (its cursor still open), or as that statement (then not a lone call).
+** The argument of a lone call is the app's own SQL.  The schema guard, a
+** few PRAGMAs on every call, would cost a marked transaction more than
+** the mark: it runs only to name the object of a refusal.
 */
 static int logCalledByTheApp(sqlite3_context *ctx, const char *zFunc){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  sqlite3_stmt *pStmt = 0;
-  int isCalled = 0;
+  sqlite3_stmt *pStmt = 0, *pRunning = 0;
+  int nRunning = 0;
   while( (pStmt = sqlite3_next_stmt(db, pStmt))!=0 ){
-    if( !sqlite3_stmt_busy(pStmt) ) continue;
-    if( !sqlite3_stmt_readonly(pStmt) ){
-      isCalled = 0;
-      break;
-    }
-    if( sqlitetriggers_sql_is_lone_call(sqlite3_sql(pStmt), zFunc) ) isCalled = 1;
+    if( sqlite3_stmt_busy(pStmt) ){ pRunning = pStmt; nRunning++; }
   }
-  if( !isCalled ){
+  if( nRunning==1 && sqlite3_stmt_readonly(pRunning)
+   && sqlitetriggers_sql_is_lone_call(sqlite3_sql(pRunning), zFunc) ){
+    return 1;
+  }
+  if( sqlitetriggers_schema_guard_call(ctx, zFunc) ){
     sqlitetriggers_result_error(ctx, zFunc, "call it alone, in a SELECT of the app's own: "
         "SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could "
-        "fail after the mark; a statement that writes, a view, an index, a CHECK or a generated column "
-        "cannot call it)");
+        "fail after the mark, and no other statement running; a statement that writes, a view, an index, "
+        "a CHECK or a generated column cannot call it)");
   }
-  return isCalled;
+  return 0;
 }
 
 /*
@@ -1782,8 +1816,7 @@ static void logOriginFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     return;
   }
-  if( !sqlitetriggers_schema_guard_call(ctx, zFunc) || !logCalledByTheApp(ctx, zFunc)
-   || !logInTransaction(ctx, zFunc) ) return;
+  if( !logCalledByTheApp(ctx, zFunc) || !logInTransaction(ctx, zFunc) ) return;
   isClear = sqlite3_value_type(argv[0])==SQLITE_NULL;
   if( !isClear ){
     const char *zOrigin = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "an origin (text, or NULL for local)");
@@ -1804,11 +1837,18 @@ static void logOriginFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( isClear ){
     logOriginStatement(ctx, zFunc, LOG_CLEAR_ORIGIN, 0, p->logTransactionId, 0);
   }else{
-    /* Set once per transaction, as a rule: changing it is the rare case. */
+    /* Set once per transaction, as a rule: changing it is the rare case.
+    ** A mark neither written nor changed (an object of the file in the
+    ** way, which the check names) is an error, never a silent success. */
     if( logOriginStatement(ctx, zFunc, LOG_SET_ORIGIN, 0, p->logTransactionId, argv[0])
      && (sqlite3_changes(db)>0
          || logOriginStatement(ctx, zFunc, LOG_CHANGE_ORIGIN, 0, p->logTransactionId, argv[0])) ){
-      sqlite3_result_value(ctx, argv[0]);
+      if( sqlite3_changes(db)>0 ){
+        sqlite3_result_value(ctx, argv[0]);
+      }else{
+        sqlitetriggers_result_error(ctx, zFunc, "the mark could not be written (sqlitetriggers_log_origins "
+            "took no row): run sqlitetriggers_log_check(), which names the object of the file in the way");
+      }
     }
   }
 }

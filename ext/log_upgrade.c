@@ -211,7 +211,7 @@ struct UpgradeTable {
   KeyPart *aPart;               /* the key being rewritten */
   char *zShape;                 /* the kinds pLookup was made for */
   sqlite3_stmt *pLookup;        /* its rows by a key of that shape */
-  int isUnreadable;             /* no lookup: the table or a column is gone */
+  int isUnreadable;             /* no lookup: not a table, or a column gone */
 };
 
 static void upgradeTableClear(UpgradeTable *pTab){
@@ -396,7 +396,9 @@ static char *rewrittenKey(const char *z, int n, const KeyPart *a, int nKey){
 */
 static int readTables(sqlite3 *db, int isUpgrade, UpgradeTable **paTab, int *pnTab){
   static const char zSql[] =
-      "SELECT t.id, t.tableName, k.value FROM sqlitetriggers_log_tables AS t,"
+      "SELECT t.id, t.tableName, k.value, EXISTS (SELECT 1 FROM sqlite_schema AS m"
+      "  WHERE m.type = 'table' AND m.name = t.tableName COLLATE NOCASE"
+      "  AND m.sql NOT LIKE 'CREATE VIRTUAL%') FROM sqlitetriggers_log_tables AS t,"
       " json_each(CASE WHEN json_valid(t.keyColumns) THEN t.keyColumns ELSE '[]' END) AS k"
       " WHERE CASE WHEN json_valid(t.keyColumns) THEN json_array_length(t.keyColumns) END > 1"
       " AND (?1 OR EXISTS (SELECT 1 FROM sqlite_schema AS s WHERE s.type = 'trigger'"
@@ -421,6 +423,9 @@ static int readTables(sqlite3 *db, int isUpgrade, UpgradeTable **paTab, int *pnT
       pTab = &aTab[nTab++];
       memset(pTab, 0, sizeof(*pTab));
       pTab->iTable = iTable;
+      /* Only an ordinary table is read: a view or virtual table of that
+      ** name (a forged registration) would run the file's SQL. */
+      pTab->isUnreadable = !sqlite3_column_int(pStmt, 3);
       pTab->zName = sqlite3_mprintf("%s", zName);
       if( pTab->zName==0 ){ rc = SQLITE_NOMEM; break; }
     }

@@ -84,7 +84,7 @@ static int isIdentChar(unsigned char c){
 static int skipSpaceAndComments(const char *z){
   const char *p = z;
   for(;;){
-    if( *p==' ' || *p=='\t' || *p=='\n' || *p=='\r' || *p=='\f' ){
+    if( *p==' ' || *p=='\t' || *p=='\n' || *p=='\r' || *p=='\f' || *p=='\v' ){
       p++;
     }else if( p[0]=='-' && p[1]=='-' ){
       while( *p && *p!='\n' ) p++;
@@ -125,41 +125,72 @@ static const char *hiddenTable(const char *zType, const char *zName){
 }
 
 /*
+** The token at z, read as SQLite's tokenizer (tokenize.c) reads it: its
+** length (0 at the end of the text).  *pzName, *pnName: its name when it
+** is a bare or quoted identifier, or a string (which SQLite takes as a
+** name where one is expected: INSERT INTO 'x'), else NULL; *pIsString
+** for a string.  Space and comments before it are skipped (*pnSkip).
+** What matters is where a token ends: a parameter, $name(...) included,
+** which SQLite turns into NULL in a schema it loads, must not be read as
+** a name, a parenthesis and a string that would hide what follows.
+*/
+static int readToken(const char *z, int *pnSkip, const char **pzName, int *pnName, int *pIsString){
+  const char *zStart;
+  int nSkip = skipSpaceAndComments(z);
+  z += nSkip;
+  *pnSkip = nSkip;
+  *pzName = 0;
+  *pnName = 0;
+  *pIsString = 0;
+  zStart = z;
+  if( *z==0 ) return 0;
+  if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
+    char cEnd = *z=='[' ? ']' : *z;
+    *pIsString = *z=='\'';
+    *pzName = ++z;
+    while( *z && !(*z==cEnd && (cEnd==']' || z[1]!=cEnd)) ) z += *z==cEnd ? 2 : 1;
+    *pnName = (int)(z - *pzName);
+    if( *z ) z++;
+  }else if( *z=='$' || *z=='@' || *z==':' || *z=='#' ){
+    /* A parameter: name characters, a Tcl "::", or a "(...)" that ends
+    ** at the first ')' or space (SQLITE_OMIT_TCL_VARIABLE aside). */
+    int n = 0;
+    for(z++; *z; z++){
+      if( isIdentChar((unsigned char)*z) ){
+        n++;
+      }else if( *z=='(' && n>0 ){
+        do{ z++; }while( *z && *z!=')' && *z!=' ' && *z!='\t' && *z!='\n' && *z!='\r'
+                         && *z!='\f' && *z!='\v' );
+        if( *z==')' ) z++;
+        break;
+      }else if( *z==':' && z[1]==':' ){
+        z++;
+      }else{
+        break;
+      }
+    }
+  }else if( isIdentChar((unsigned char)*z) ){
+    *pzName = z;
+    while( isIdentChar((unsigned char)*z) ) z++;
+    *pnName = (int)(z - *pzName);
+  }else{
+    z++;
+  }
+  return (int)(z - zStart);
+}
+
+/*
 ** The guarded function that zSql calls (zOnly, when not NULL: that one
-** alone), or 0.  Tokens are read as SQLite's tokenizer reads them:
-** strings '...' and comments are skipped; a bare, "double-quoted",
-** [bracketed] or `backticked` identifier followed by "(" is a call.
+** alone), or 0: a bare or quoted identifier (never a string) naming it,
+** followed by "(".  Tokens are read as SQLite reads them (readToken()),
+** so names in strings and comments are ignored.
 */
 static const char *sqlCallsGuardedFunction(const char *zSql, const char *zOnly){
-  const char *z = zSql;
-  while( *z ){
-    const char *zName = 0, *zFound;
-    int nName = 0, nSkip = skipSpaceAndComments(z);
-    if( nSkip ){ z += nSkip; continue; }
-    if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
-      char cEnd = *z=='[' ? ']' : *z;
-      int hasEscape = 0;
-      zName = ++z;
-      while( *z ){
-        if( *z==cEnd ){
-          if( cEnd!=']' && z[1]==cEnd ){ hasEscape = 1; z += 2; continue; }
-          break;
-        }
-        z++;
-      }
-      nName = (int)(z - zName);
-      if( *z ) z++;
-      /* A string literal is never a function name; an escaped quote means
-      ** the name differs from every guarded one. */
-      if( zName[-1]=='\'' || hasEscape ) continue;
-    }else if( isIdentChar((unsigned char)*z) ){
-      zName = z;
-      while( isIdentChar((unsigned char)*z) ) z++;
-      nName = (int)(z - zName);
-    }else{
-      z++;
-      continue;
-    }
+  const char *z = zSql, *zName, *zFound;
+  int n, nSkip, nName, isString;
+  while( (n = readToken(z, &nSkip, &zName, &nName, &isString))>0 ){
+    z += nSkip + n;
+    if( zName==0 || isString ) continue;
     zFound = guardedName(zName, nName);
     if( zFound && (zOnly==0 || zFound==zOnly) && z[skipSpaceAndComments(z)]=='(' ) return zFound;
   }
@@ -171,35 +202,6 @@ static const char *sqlCallsGuardedFunction(const char *zSql, const char *zOnly){
 int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc){
   const char *zOnly = guardedName(zFunc, (int)strlen(zFunc));
   return zSql && zOnly && sqlCallsGuardedFunction(zSql, zOnly)!=0;
-}
-
-/* The token at z: its length (0 at the end); its name (*pzName, *pnName)
-** when it is a bare or quoted identifier or a string (which SQLite takes
-** as a name where one is expected), else NULL.  Space and comments
-** before it are skipped (*pnSkip). */
-static int readToken(const char *z, int *pnSkip, const char **pzName, int *pnName){
-  const char *zStart;
-  int nSkip = skipSpaceAndComments(z);
-  z += nSkip;
-  *pnSkip = nSkip;
-  *pzName = 0;
-  *pnName = 0;
-  zStart = z;
-  if( *z==0 ) return 0;
-  if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
-    char cEnd = *z=='[' ? ']' : *z;
-    *pzName = ++z;
-    while( *z && !(*z==cEnd && (cEnd==']' || z[1]!=cEnd)) ) z += *z==cEnd ? 2 : 1;
-    *pnName = (int)(z - *pzName);
-    if( *z ) z++;
-  }else if( isIdentChar((unsigned char)*z) ){
-    *pzName = z;
-    while( isIdentChar((unsigned char)*z) ) z++;
-    *pnName = (int)(z - *pzName);
-  }else{
-    z++;
-  }
-  return (int)(z - zStart);
 }
 
 /* 1 when the token (zName, nName) is the word zWord, ASCII case-insensitively. */
@@ -216,37 +218,37 @@ static int tokenIs(const char *zName, int nName, const char *zWord){
 */
 int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc){
   const char *z = zSql, *zName;
-  int n, nSkip, nName, depth = 0;
+  int n, nSkip, nName, isString, depth = 0;
   if( z==0 ) return 0;
-  n = readToken(z, &nSkip, &zName, &nName);
+  n = readToken(z, &nSkip, &zName, &nName, &isString);
   if( !tokenIs(zName, nName, "select") ) return 0;
   z += nSkip + n;
-  n = readToken(z, &nSkip, &zName, &nName);
-  if( !tokenIs(zName, nName, zFunc) || z[nSkip]=='\'' ) return 0;
+  n = readToken(z, &nSkip, &zName, &nName, &isString);
+  if( !tokenIs(zName, nName, zFunc) || isString ) return 0;
   z += nSkip + n;
-  n = readToken(z, &nSkip, &zName, &nName);
+  n = readToken(z, &nSkip, &zName, &nName, &isString);
   if( z[nSkip]!='(' ) return 0;
   /* The arguments, to the parenthesis that closes them. */
   do{
-    n = readToken(z, &nSkip, &zName, &nName);
+    n = readToken(z, &nSkip, &zName, &nName, &isString);
     if( n==0 ) return 0;
     if( zName==0 && z[nSkip]=='(' ) depth++;
     if( zName==0 && z[nSkip]==')' ) depth--;
     z += nSkip + n;
   }while( depth>0 );
-  n = readToken(z, &nSkip, &zName, &nName);
+  n = readToken(z, &nSkip, &zName, &nName, &isString);
   if( tokenIs(zName, nName, "as") ){
     z += nSkip + n;
-    n = readToken(z, &nSkip, &zName, &nName);
+    n = readToken(z, &nSkip, &zName, &nName, &isString);
     if( zName==0 ) return 0;
   }
   if( zName ){
     z += nSkip + n;
-    n = readToken(z, &nSkip, &zName, &nName);
+    n = readToken(z, &nSkip, &zName, &nName, &isString);
   }
   if( n>0 && zName==0 && z[nSkip]==';' ){
     z += nSkip + n;
-    n = readToken(z, &nSkip, &zName, &nName);
+    n = readToken(z, &nSkip, &zName, &nName, &isString);
   }
   return n==0;
 }
@@ -256,8 +258,8 @@ int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc){
 ** expected: INSERT INTO 'x' ...), ASCII case-insensitively; or NULL. */
 const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName){
   const char *z = zSql, *zToken;
-  int n, nSkip, nToken, i;
-  while( z && (n = readToken(z, &nSkip, &zToken, &nToken))>0 ){
+  int n, nSkip, nToken, isString, i;
+  while( z && (n = readToken(z, &nSkip, &zToken, &nToken, &isString))>0 ){
     for(i=0; zToken && i<nName; i++){
       if( tokenIs(zToken, nToken, azName[i]) ) return azName[i];
     }
@@ -329,7 +331,10 @@ char *sqlitetriggers_schema_signature(sqlite3 *db){
     rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
     sqlite3_free(zSql);
     if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-      sqlite3_str_appendf(pOut, "%Q %lld\n", zDb, sqlite3_column_int64(pStmt, 0));
+      /* The file too: a file attached under a name another had, with the
+      ** same schema_version, is another schema. */
+      sqlite3_str_appendf(pOut, "%Q %Q %lld\n", zDb, sqlite3_db_filename(db, zDb),
+                          sqlite3_column_int64(pStmt, 0));
     }else{
       rc = SQLITE_ERROR;
     }

@@ -160,8 +160,16 @@ class Shell:
             cursor.setexectrace(trace)
         else:
             cursor.exectrace = trace
+        # sqlite3 binds NULL to a named parameter the script never set;
+        # apsw refuses unbound ones unless told to take a dict's missing
+        # names as NULL.
+        bindings = None
+        if any(mark in sql for mark in "$:@#"):
+            bindings = {}
+            if hasattr(apsw, "allow_missing_dict_bindings"):
+                apsw.allow_missing_dict_bindings(True)
         try:
-            for row in cursor.execute(sql):
+            for row in cursor.execute(sql, bindings):
                 self.out += b"|".join(self.text(value) for value in row) + b"\n"
         except apsw.Error as error:
             message = self.message(error)
@@ -253,12 +261,23 @@ class Shell:
 
 
 def main():
-    flags = [argument for argument in sys.argv[1:] if argument.startswith("-")]
-    arguments = [argument for argument in sys.argv[1:] if not argument.startswith("-")]
+    flags, arguments, commands = [], [], []
+    words = iter(sys.argv[1:])
+    for argument in words:
+        if argument == "-cmd":
+            # `-cmd SQL`: run before the rest, each on its own, as sqlite3 does.
+            commands.append(next(words, ""))
+        elif argument.startswith("-"):
+            flags.append(argument)
+        else:
+            arguments.append(argument)
     path = arguments[0] if arguments else ":memory:"
     # `sqlite3 DB "SQL"` runs the SQL instead of standard input.
     source = arguments[1] if len(arguments) > 1 else sys.stdin.read()
-    sys.exit(Shell(path, readonly="-readonly" in flags).run(source))
+    shell = Shell(path, readonly="-readonly" in flags)
+    for command in commands:
+        shell.run(command)
+    sys.exit(shell.run(source))
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ Runtime error near line 11: sqlitetriggers_log_origin: expects an origin (text, 
 Runtime error near line 12: sqlitetriggers_log_origin: an origin (text, or NULL for local) holds a NUL character (char(0)), where SQLite would cut it: pass it without one
 server
 a
-Runtime error near line 18: sqlitetriggers_log_origin: call it alone, in a SELECT of the app's own: SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could fail after the mark; a statement that writes, a view, an index, a CHECK or a generated column cannot call it)
+Runtime error near line 18: sqlitetriggers_log_origin: call it alone, in a SELECT of the app's own: SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could fail after the mark, and no other statement running; a statement that writes, a view, an index, a CHECK or a generated column cannot call it)
 
 1|'server'
 2|'server'
