@@ -21,9 +21,14 @@ extension DatabaseWriter {
     /// called (as the app becomes active), and every `pollInterval`
     /// seconds, which finds what nothing announced. It lasts
     /// as long as the returned token. A database locked by another process
-    /// is tried again at the next wake-up; any other error (the consumer
-    /// fell behind, the log no longer matches its table, `onBatch` threw)
-    /// goes to `onError` and ends it. `excluding` leaves out the
+    /// is tried again at the next wake-up. What a server meets and passes (a
+    /// full disk, an I/O error, a file read-only for a while, low memory)
+    /// goes to `onError`, and the batch is tried again after a wait that
+    /// doubles from `pollInterval` up to a minute: the batch and its
+    /// acknowledgement are one transaction, so a failed one changed nothing,
+    /// and each change is still delivered once. Any other error (the
+    /// consumer fell behind, the log no longer matches its table, `onBatch`
+    /// threw) goes to `onError` and ends it. `excluding` leaves out the
     /// transactions of those origins (``GRDB/Database/setDurableLogOrigin(_:)``).
     ///
     /// ```swift
@@ -69,6 +74,7 @@ extension DatabaseWriter {
         let wakeups = DurableWakeups(writer: self, pollInterval: pollInterval)
         let task = Task.detached { [self] in
             var lastEnd: Int64 = -1
+            var backoff = DurableBackoff(first: pollInterval)
             for await _ in wakeups.stream {
                 do {
                     // A cheap read first: most wake-ups find nothing new.
@@ -86,10 +92,18 @@ extension DatabaseWriter {
                         if !advanced { break }
                     }
                     lastEnd = end
+                    backoff.reset()
                 } catch is CancellationError {
                     break
                 } catch where DurableWakeups.isTransient(error) {
                     continue        // another process holds the lock: the next wake-up tries again
+                } catch where DurableWakeups.passes(error) {
+                    // The disk, the file or memory: reported, then tried
+                    // again, the batch whole (its transaction rolled back).
+                    onError?(error)
+                    lastEnd = -1
+                    do { try await backoff.wait() } catch { break }
+                    wakeups.wake()
                 } catch {
                     onError?(error)
                     break
@@ -292,6 +306,26 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
 
 // MARK: - Wake-ups
 
+/// The wait before trying again after an error that passes: `first`, then
+/// doubling, at most a minute; back to `first` after a success.
+struct DurableBackoff {
+    let first: TimeInterval
+    private var next: TimeInterval
+
+    init(first: TimeInterval) {
+        self.first = min(max(first, 0.01), 60)
+        next = self.first
+    }
+
+    mutating func reset() { next = first }
+
+    mutating func wait() async throws {
+        let seconds = next
+        next = min(next * 2, 60)
+        try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+    }
+}
+
 /// What wakes a durable reader: this writer's commits to the log, other
 /// processes' commits to the file (``DatabaseFileWakeups``: inotify on
 /// Linux, libnotify on Apple platforms), `wake()`, and a timer, which
@@ -331,6 +365,20 @@ final class DurableWakeups: Sendable {
     static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
         return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+    }
+
+    /// What the machine does to a database and undoes (a full disk, an I/O
+    /// error, a file read-only for a while, low memory): worth reporting
+    /// and trying again later, with a wait, where a lock is tried again at
+    /// the next wake-up.
+    static func passes(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_NOMEM, .SQLITE_CANTOPEN, .SQLITE_PROTOCOL:
+            return true
+        default:
+            return false
+        }
     }
 
     func stop() {

@@ -138,6 +138,49 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlitetriggers_log_origins") } == 0)
     }
 
+    /// A full disk at the consumer's commit (SQLite's max_page_count on
+    /// its connection, as a 4 MiB tmpfs would): reported through onError,
+    /// tried again with a wait, and, once there is room, every change is
+    /// applied once; the observation goes on.
+    @Test func aFullDiskIsReportedAndTheConsumerGoesOn() async throws {
+        let (pool, plain, cleanup) = try makeFile()
+        defer { cleanup() }
+        try await pool.write { db in
+            try db.execute(sql: "CREATE TABLE audit(noteID TEXT NOT NULL, padding BLOB NOT NULL)")
+        }
+        let pages = try await pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count")! }
+        try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA max_page_count = \(pages + 2)")
+        }
+        let errors = Locked([ResultCode]())
+        let observation = try pool.observeDurableChanges(
+            to: DurableNote.self, consumer: "audit", pollInterval: 0.02,
+            onError: { error in errors.mutate { $0.append((error as? DatabaseError)?.resultCode ?? .SQLITE_ERROR) } }
+        ) { db, batch in
+            for change in batch.changes {
+                try db.execute(sql: "INSERT INTO audit VALUES (?, zeroblob(20000))", arguments: [change.key[0]])
+            }
+        }
+        for id in ["a", "b", "c"] {
+            try await plain.write { db in try DurableNote(id: id, title: id.uppercased()).insert(db) }
+        }
+        #expect(try await eventually { errors.value.contains(.SQLITE_FULL) })
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit")! } == 0)
+        // Room again: the same batch, once.
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+        #expect(try await eventually {
+            try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit")! } == 3
+        })
+        try await plain.write { db in try DurableNote(id: "d", title: "D").insert(db) }
+        #expect(try await eventually {
+            try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit")! } == 4
+        })
+        let audited = try await pool.read { db in try String.fetchAll(db, sql: "SELECT noteID FROM audit ORDER BY noteID") }
+        #expect(audited == ["a", "b", "c", "d"])
+        #expect(errors.value.allSatisfy { $0 == .SQLITE_FULL })
+        withExtendedLifetime(observation) {}
+    }
+
     @Test func aBatchHoldsWholeTransactionsPastItsLimit() throws {
         let (pool, _, cleanup) = try makeFile()
         defer { cleanup() }
