@@ -248,16 +248,19 @@ SELECT count(*) FROM swift_callback_log;")" \
 0"
 
 # The lone call, read with SQLite's tokens: a parameter cannot make a
-# second column look like part of the argument.  Each statement its own
-# -cmd: the CLI's search for a statement's end knows no parameter token.
+# second column look like part of the argument.  SQLite reads $a(') and
+# $b(') as parameters (NULL); a reader of quotes would see one string
+# from the first to the second, and a lone call.
 db=$(scratch_db)
 notes_log "$db"
-check_same "a statement whose parameter tokens hide a second column is no lone call" \
-  "$("$SQLITE3" -cmd ".load $EXT" -cmd "BEGIN" -cmd "INSERT INTO notes(body) VALUES ('local')" \
-      -cmd "SELECT sqlitetriggers_log_origin(coalesce(\$a((), 'server')), json(coalesce(\$c('), '))))'))" \
-      -cmd "SELECT quote(sqlitetriggers_log_origin())" "$db" "COMMIT" 2>&1 | sed -E 's/ \([0-9]+\)$//; s/^(Error: (stepping, )?|Runtime error near line [0-9]+: )//')" \
-  "sqlitetriggers_log_origin: call it alone, in a SELECT of the app's own: SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could fail after the mark, and no other statement running; a statement that writes, a view, an index, a CHECK or a generated column cannot call it)
-NULL"
+check "a statement whose parameter tokens hide a second column is no lone call" \
+  "BEGIN;
+INSERT INTO notes(body) VALUES ('local');
+SELECT sqlitetriggers_log_origin(coalesce(\$a('), 'server')), json(coalesce(\$b('), 'x'));
+SELECT quote(sqlitetriggers_log_origin());
+COMMIT;" \
+  "Runtime error near line 4: sqlitetriggers_log_origin: call it alone, in a SELECT of the app's own: SELECT sqlitetriggers_log_origin('server') (with nothing else in that statement, which could fail after the mark, and no other statement running; a statement that writes, a view, an index, a CHECK or a generated column cannot call it)
+NULL" "$db"
 
 # An index on the log's tables (a UNIQUE one on the origins makes the
 # mark's INSERT OR IGNORE drop a mark), a table whose foreign key
