@@ -28,15 +28,21 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         let queue = DispatchQueue(label: "SQLiteTriggers.DatabaseFileWakeups")
         source = DispatchSource.makeReadSource(fileDescriptor: sqlitetriggers_wakeup_fd(handle), queue: queue)
         // A writer without SQLiteTriggers is seen by its writes (Linux), and
-        // the last write of a commit comes a little before the commit is
-        // visible (the WAL index, in shared memory, changes last): a wake-up
-        // is repeated once a few milliseconds later, so a reader that looked
-        // too early looks again. Writers with SQLiteTriggers post after the
-        // commit is visible, and need not this.
+        // the last write of a commit comes before the commit is visible: the
+        // writer syncs the file (with synchronous = FULL, a disk's flush,
+        // tens of milliseconds under load), then changes the WAL index, in
+        // shared memory, which no file event reports. So a wake-up is
+        // repeated a few times, further and further apart, until a quarter
+        // of a second after the last write: a reader that looked too early
+        // looks again before the next commit, or the poll, would wake it
+        // (once only 3 ms later, a commit that synced longer waited for the
+        // next one, 100 ms in a loaded server's p95). Writers with
+        // SQLiteTriggers post after the commit is visible, and need not this.
+        let again = RepeatedWakeups(queue: queue, onWake: onWake)
         source.setEventHandler {
             guard sqlitetriggers_wakeup_drain(wakeup.handle) != 0 else { return }
             onWake()
-            queue.asyncAfter(deadline: .now() + .milliseconds(3), execute: onWake)
+            again.restart()
         }
         source.setCancelHandler { sqlitetriggers_wakeup_close(wakeup.handle) }
         source.resume()
@@ -52,6 +58,42 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         var name = [CChar](repeating: 0, count: 64)
         guard sqlitetriggers_wakeup_name(path, &name, Int32(name.count)) == SQLITE_OK else { return nil }
         return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The wake-ups repeated after a file event (see ``DatabaseFileWakeups``):
+/// at each delay of ``delays`` after the last event, one timer at a time,
+/// so that a burst of events schedules no more than one series. Used only
+/// on its queue.
+package final class RepeatedWakeups: @unchecked Sendable {
+    /// Milliseconds after the event: 3, then further apart, to 250.
+    package static let delays = [3, 10, 25, 60, 120, 250]
+    private let queue: DispatchQueue
+    private let onWake: @Sendable () -> Void
+    private var next = 0            // the index of the next delay
+    private var isPending = false
+
+    init(queue: DispatchQueue, onWake: @escaping @Sendable () -> Void) {
+        self.queue = queue
+        self.onWake = onWake
+    }
+
+    /// A new event: the series starts again from its first delay (a timer
+    /// already waiting serves as its first).
+    func restart() {
+        next = 0
+        if !isPending { schedule() }
+    }
+
+    private func schedule() {
+        guard next < Self.delays.count else { isPending = false; return }
+        let gap = Self.delays[next] - (next == 0 ? 0 : Self.delays[next - 1])
+        isPending = true
+        queue.asyncAfter(deadline: .now() + .milliseconds(gap)) { [self] in
+            next += 1
+            onWake()
+            schedule()
+        }
     }
 }
 

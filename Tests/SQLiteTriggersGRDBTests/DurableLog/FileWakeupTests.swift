@@ -1,0 +1,34 @@
+import Foundation
+import GRDB
+import SQLiteTriggers
+import Testing
+
+/// Another process's write wakes a reader, and the wake-up is repeated
+/// until a quarter of a second after it: a writer without SQLiteTriggers
+/// makes its commit visible only after syncing the file, and no file event
+/// says when (DatabaseFileWakeups).
+@Suite struct FileWakeupTests {
+    @Test func oneWriteWakesAReaderRepeatedlyForAQuarterOfASecond() async throws {
+        #if os(Linux)
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        let plain = try DatabaseQueue(path: path)
+        try await plain.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        let wakes = Locked([Date]())
+        let wakeups = try #require(DatabaseFileWakeups(path: path) { wakes.mutate { $0.append(Date()) } })
+        defer { wakeups.cancel() }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let before = wakes.value.count
+        try await plain.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+        let written = Date()
+        // Every repeat has come by then (the last 250 ms after the write).
+        try await Task.sleep(nanoseconds: 800_000_000)
+        let after = wakes.value.dropFirst(before)
+        // The wake-up itself, and one per delay (more when the write was
+        // seen as more than one event), the last well after the write: a
+        // single repeat 3 ms later would have ended within milliseconds.
+        #expect(after.count >= 1 + RepeatedWakeups.delays.count)
+        #expect(after.contains { $0.timeIntervalSince(written) > 0.15 })
+        #endif
+    }
+}
