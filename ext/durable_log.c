@@ -186,12 +186,16 @@
 **   trigger): install the table without tombstones first.
 **
 ** SAFETY
-**   The log's triggers call no function, so a file that plants a log table
-**   or trigger makes no one run our code; a forged change names a key whose
-**   row the consumer reads for itself.  Installing is refused when one of
-**   the log's objects exists with another definition.  The install runs in
-**   one transaction (a savepoint inside the caller's), so two processes
-**   installing at once end with one log.
+**   The log's triggers call no function of ours but the stamp's reads, so
+**   a file that plants a log table or trigger makes no one run our code; a
+**   forged change, planted as data, names a key whose row the consumer
+**   reads for itself.  No object of the file but the log's own may name
+**   the log's tables (the check, the installer and every Swift batch
+**   refuse the file, naming it: logFindForeignWriter()), and a mark is a
+**   row only sqlitetriggers_log_origin() writes (ORIGINS).  Installing is
+**   refused when one of the log's objects exists with another definition.
+**   The install runs in one transaction (a savepoint inside the caller's),
+**   so two processes installing at once end with one log.
 **
 **   sqlitetriggers_log_install(TABLE [, MODE])
 **       Installs, or installs again, the log of main.TABLE and the shared
@@ -1458,15 +1462,18 @@ static const char *const azLogState[] = {
 #define N_LOG_STATE_OF_TABLES 2
 
 /*
-** SAFETY: the first trigger of main that is not the log's own and names
+** SAFETY: the first object of main that is not the log's own and names
 ** the log's state (azLogState, or a view that reads it), as an error
 ** message; NULL when none (*pRc set on error).  Only triggers write, so a
 ** file whose other triggers never name that state cannot mark an origin,
-** move a position, forge a tombstone or edit the rules' registry.  The
-** log's own: the shared objects, which logEnsureShared() has compared
-** with azShared, and the tables' triggers (sqlitetriggers_log_N_..., N
-** registered), which write the log and its tombstones only, and whose
-** text logFindStale() compares.  TEMP's triggers are the app's own.
+** move a position, forge a tombstone or edit the rules' registry; an
+** index on the log's tables (a UNIQUE one drops marks) or a table whose
+** foreign key references them (compaction would fail) is refused too.
+** The log's own: the shared objects, which logEnsureShared() has compared
+** with azShared, and a logged table's five triggers
+** (sqlitetriggers_log_N_insert ... _replace_update, N registered), which
+** write the log and its tombstones only, and whose text logFindStale()
+** compares.  TEMP's objects are the app's own.
 */
 static char *logFindForeignWriter(sqlite3 *db, int *pRc){
   const char *azName[N_LOG_STATE + 64];
