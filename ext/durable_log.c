@@ -244,9 +244,14 @@
 #define LOG_FORMAT_VERSION 2
 #define LOG_DEFAULT_MAX_BACKLOG 1000000
 
-/* The end of the log: the last id given, even when compacted away. */
+/* The end of the log: the last id given, even when compacted away.  The
+** shared triggers keep this text (format 1 wrote it, and an upgrade
+** compares them); LOG_END_FAST is the same value without the aggregate,
+** cheaper to compile where a statement is prepared per call (a mark). */
 #define LOG_END "(SELECT coalesce(max(\"seq\"), 0) FROM \"sqlite_sequence\" " \
                 "WHERE \"name\" = 'sqlitetriggers_log')"
+#define LOG_END_FAST "coalesce((SELECT \"seq\" FROM \"sqlite_sequence\" " \
+                     "WHERE \"name\" = 'sqlitetriggers_log'), 0)"
 
 /* TRANSACTIONS: the expression the log's triggers write as tx. */
 #define LOG_STAMP_ARGUMENT -7316
@@ -1719,8 +1724,7 @@ static int logInTransaction(sqlite3_context *ctx, const char *zFunc){
 ** transaction stamped ?1, and read it; "since" is the log's end, before
 ** every change of the transaction. */
 #define LOG_SET_ORIGIN \
-  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, coalesce((SELECT \"seq\" " \
-  "FROM \"sqlite_sequence\" WHERE \"name\" = 'sqlitetriggers_log'), 0))"
+  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, " LOG_END_FAST ")"
 #define LOG_CHANGE_ORIGIN \
   "UPDATE main.\"sqlitetriggers_log_origins\" SET \"origin\" = ?2 WHERE \"tx\" = ?1"
 #define LOG_CLEAR_ORIGIN \
