@@ -8,6 +8,7 @@ import Foundation
 ///     sqlitetriggers-bench --rules                up to and with the rules suite
 ///     sqlitetriggers-bench --durable-log          the durable-log suite alone
 ///     sqlitetriggers-bench --durable-backlog      its backlog row alone (to profile it)
+///     sqlitetriggers-bench --server               the server's shape alone (16 and 64 writers)
 ///     sqlitetriggers-bench --observers            the observer suite alone
 ///     sqlitetriggers-bench --observer-write VARIANT ROWS
 ///         one measured UPDATE, for Tests/bench/observer_instructions.py
@@ -23,6 +24,7 @@ enum BenchMode: Equatable {
     case throughRules
     case durableLog
     case durableBacklog
+    case server
     case observers
     case observerWrite(variant: Int, rows: Int)
     case migration
@@ -38,6 +40,7 @@ enum BenchMode: Equatable {
         case ("--rules", 0): self = .throughRules
         case ("--durable-log", 0): self = .durableLog
         case ("--durable-backlog", 0): self = .durableBacklog
+        case ("--server", 0): self = .server
         case ("--observers", 0): self = .observers
         case ("--observer-write", 2):
             guard let variant = numbers[0], let rows = numbers[1] else { Self.usage(arguments) }

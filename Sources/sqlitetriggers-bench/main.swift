@@ -12,6 +12,8 @@
 //                           SQL, and its peak memory
 //   DurableLogSuite.swift   the durable log against the same triggers by
 //                           hand, PowerSync-style capture and no capture
+//   ServerSuite.swift       a server's requests, 16 and 64 at once, with
+//                           each part of the library against none of it
 import Foundation
 
 switch BenchMode(arguments: Array(CommandLine.arguments.dropFirst())) {
@@ -25,6 +27,8 @@ case .durableLog:
     try durableLogSuite()
 case .durableBacklog:
     try durableBacklogOnly()
+case .server:
+    try serverSuite()
 case .observers:
     try observerSuite()
 case .observerWrite(let variant, let rows):
@@ -43,4 +47,5 @@ case .all:
     try rulesSuite()
     try migrationSuite()
     try durableLogSuite()
+    try serverSuite()
 }

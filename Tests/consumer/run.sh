@@ -6,6 +6,9 @@
 # SQLiteTriggers, the directory name SwiftPM takes as its identity.
 # Then the same app again with swift-syntax held at 600.0.1, the lowest
 # version of the range we declare: our macro plugin must build with it.
+# And the app built for release, as an App Store archive is: the optimizer
+# runs passes a debug build never does (a compiler crash in them once hid
+# behind debug builds).
 # Prints "consumer: N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +51,13 @@ elif (set -o pipefail; cd "$work/RemindersApp" && swift build 2>&1 | tail -n 5);
     echo "FAIL the app ran but printed: $output"; failed=$((failed + 1)); fi
 else
   echo "FAIL an app depending on the package does not build"; failed=$((failed + 1))
+fi
+
+if (set -o pipefail; cd "$work/RemindersApp" && swift build -c release 2>&1 | tail -n 3) &&
+   [ "$(cd "$work/RemindersApp" && .build/release/RemindersApp 2>&1)" = "7 1 1" ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL an app depending on the package does not build or run in release"; failed=$((failed + 1))
 fi
 
 if (set -o pipefail; cd "$work/RemindersApp" &&

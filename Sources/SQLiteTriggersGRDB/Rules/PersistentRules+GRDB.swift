@@ -303,33 +303,57 @@ enum PersistentRuleRegistry {
             let type = (object[0] as DatabaseValue).registryText ?? "object"
             if type != "table" { throw refusal("it is a \(type)") }
         }
-        // Columns: exactly triggerName, rule, tableName and sql, TEXT NOT
-        // NULL, none generated, triggerName the one primary key column.
+        try checkColumns(db)
+        try checkNoTriggerNamesIt(db)
+        return true
+    }
+
+    // Kept apart, each column's judgment in a function of its own: Swift
+    // 6.3.1's optimizer crashed on the checks written inline in one loop
+    // (CopyPropagation, release builds only; the consumer stage of make
+    // test builds the package in release to catch such a crash).
+
+    /// Columns: exactly triggerName, rule, tableName and sql, TEXT NOT
+    /// NULL, none generated, triggerName the one primary key column.
+    private static func checkColumns(_ db: Database) throws {
         let columns = try Row.fetchAll(db, sql: """
             SELECT name, upper(type), "notnull", pk, hidden FROM pragma_table_xinfo(?, 'main')
             """, arguments: [tableName])
         var seen: [String] = []
         for column in columns {
-            guard let name = (column[0] as DatabaseValue).registryText else { throw refusal("a column has no name") }
-            let expected = ["triggername", "rule", "tablename", "sql"]
-            let folded = sqliteFolded(name)
-            guard expected.contains(folded) else { throw refusal("it has a column \"\(name)\" that the registry does not") }
-            let type = (column[1] as DatabaseValue).registryText
-            let notNull = (column[2] as DatabaseValue).registryInteger
-            let pk = (column[3] as DatabaseValue).registryInteger
-            let hidden = (column[4] as DatabaseValue).registryInteger
-            guard type == "TEXT", notNull == 1, hidden == 0 else {
-                throw refusal("its column \"\(name)\" is not a stored TEXT NOT NULL column")
+            let name = (column[0] as DatabaseValue).registryText
+            if let problem = columnProblem(name: name, type: (column[1] as DatabaseValue).registryText,
+                                           notNull: (column[2] as DatabaseValue).registryInteger,
+                                           pk: (column[3] as DatabaseValue).registryInteger,
+                                           hidden: (column[4] as DatabaseValue).registryInteger) {
+                throw refusal(problem)
             }
-            guard (pk == 1) == (folded == "triggername"), pk == 0 || pk == 1 else {
-                throw refusal("its primary key is not triggerName alone")
-            }
-            seen.append(folded)
+            seen.append(sqliteFolded(name ?? ""))
         }
         let missing = ["triggerName", "rule", "tableName", "sql"].filter { !seen.contains(sqliteFolded($0)) }
         if !missing.isEmpty { throw refusal("it has no column \(missing.map { "\"\($0)\"" }.joined(separator: ", "))") }
-        // A trigger that names the registry (on it, or writing it from
-        // another table) could change rows between our reads and writes.
+    }
+
+    /// What is wrong with one column of the registry, or nil.
+    private static func columnProblem(name: String?, type: String?, notNull: Int64?, pk: Int64?, hidden: Int64?) -> String? {
+        guard let name else { return "a column has no name" }
+        let folded = sqliteFolded(name)
+        if !["triggername", "rule", "tablename", "sql"].contains(folded) {
+            return "it has a column \"\(name)\" that the registry does not"
+        }
+        if type != "TEXT" || notNull != 1 || hidden != 0 {
+            return "its column \"\(name)\" is not a stored TEXT NOT NULL column"
+        }
+        let isKey = pk == 1
+        if isKey != (folded == "triggername") || (pk != 0 && pk != 1) {
+            return "its primary key is not triggerName alone"
+        }
+        return nil
+    }
+
+    /// A trigger that names the registry (on it, or writing it from
+    /// another table) could change rows between our reads and writes.
+    private static func checkNoTriggerNamesIt(_ db: Database) throws {
         for row in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_schema WHERE type = 'trigger'") {
             guard let sql = (row[1] as DatabaseValue).registryText else { continue }
             if tokenizeSQL(sql).contains(where: { $0.isName && sqliteNamesEqual($0.name, tableName) }) {
@@ -337,7 +361,6 @@ enum PersistentRuleRegistry {
                 throw refusal("the file's trigger \"\(name)\" names it, and could rewrite what it records")
             }
         }
-        return true
     }
 
     /// The registry's rows, by folded trigger name (SQLite's names fold

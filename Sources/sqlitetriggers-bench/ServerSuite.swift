@@ -1,0 +1,295 @@
+import Foundation
+import GRDB
+import SQLiteTriggersGRDB
+import SQLiteTriggersMacros
+
+// The server's shape: a JSON service's request handlers, 16 or 64 at once,
+// on one DatabasePool (WAL), one row per request and per transaction, in
+// the mix a task service sees: 30% creates, 30% updates, 15% deletes, 25%
+// reads by key. Each configuration of the library against the same
+// service without it, side by side in one run: throughput (as time per
+// request: smaller is better), p50 and p99 latency, with GRDB's statement
+// cache and without it (`execute(sql:)` compiles each statement, and the
+// triggers' programs with it, per request).
+//
+// The service without the library stamps createdAt/updatedAt and makes
+// UUID keys itself; with it, DEFAULT (uuidv7()) makes the keys and, where
+// the configuration has them, persistent touch rules stamp the rows.
+// synchronous = NORMAL on every side, as a server on WAL runs.
+
+@TriggerTable("tasks") struct ServerTask {
+    var id: String
+    var title: String
+    var done: Int
+    var createdAt: Date?
+    var updatedAt: Date?
+}
+
+/// What a server installs: touch stamps for every writer, and a title no
+/// writer may leave empty.
+let serverRules = RuleSet {
+    ServerTask.afterInsertTouch(\.createdAt)
+    ServerTask.afterUpdateTouch(\.updatedAt)
+    ServerTask.createTempTrigger(before: .insert { new in
+        .raise(.abort, "A task needs a title.", when: new.title == "")
+    })
+}
+
+/// One configuration: what the service runs besides its requests.
+struct ServerConfiguration: Sendable {
+    let name: String
+    var usesLibrary = true
+    var rules = false
+    var log = false
+    var consumer = false
+    var feed: CallbackScheduling?
+
+    static let all: [ServerConfiguration] = [
+        ServerConfiguration(name: "plain GRDB (no SQLiteTriggers)", usesLibrary: false),
+        ServerConfiguration(name: "persistent rules", rules: true),
+        ServerConfiguration(name: "durable log", log: true),
+        ServerConfiguration(name: "rules + log", rules: true, log: true),
+        ServerConfiguration(name: "log + exactly-once audit consumer", log: true, consumer: true),
+        ServerConfiguration(name: "change feed (.onWriterQueue)", feed: .onWriterQueue),
+        ServerConfiguration(name: "change feed (.async)", feed: .async(onQueue: DispatchQueue(label: "bench.feed"))),
+        ServerConfiguration(name: "everything (rules, log, consumer, feed)", rules: true, log: true, consumer: true,
+                            feed: .onWriterQueue),
+    ]
+}
+
+/// One run's figures.
+struct ServerRun {
+    var requests = 0
+    var seconds = 0.0
+    var latencies: [Double] = []       // seconds, sorted
+    var microsecondsPerRequest: Double { seconds * 1e6 / Double(requests) }
+    func percentile(_ p: Double) -> Double {
+        latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1e6
+    }
+}
+
+/// The keys a handler may update, delete or read: those created and not
+/// yet deleted.
+final class LiveKeys: @unchecked Sendable {
+    private let lock = NSLock()
+    private var keys: [String] = []
+    func add(_ key: String) { lock.lock(); keys.append(key); lock.unlock() }
+    func any() -> String? {
+        lock.lock(); defer { lock.unlock() }
+        return keys.randomElement()
+    }
+    func take() -> String? {
+        lock.lock(); defer { lock.unlock() }
+        guard !keys.isEmpty else { return nil }
+        let index = Int.random(in: 0..<keys.count)
+        keys.swapAt(index, keys.count - 1)
+        return keys.removeLast()
+    }
+}
+
+/// A service on a fresh file: its pool, its observations, and what they saw.
+final class ServerUnderTest: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let pool: DatabasePool
+    let keys = LiveKeys()
+    let fed = Counter()
+    let lock = NSLock()
+    var observations: [Any] = []
+
+    init(_ configuration: ServerConfiguration, path: String) throws {
+        self.configuration = configuration
+        var config = Configuration()
+        let usesLibrary = configuration.usesLibrary
+        config.prepareDatabase { db in
+            if usesLibrary { try db.installSQLiteTriggers() }
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE tasks(id TEXT PRIMARY KEY NOT NULL \(usesLibrary ? "DEFAULT (uuidv7())" : ""),
+                  title TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0, createdAt TEXT, updatedAt TEXT);
+                CREATE TABLE audit(id INTEGER PRIMARY KEY, taskId TEXT NOT NULL, kind TEXT NOT NULL);
+                """)
+            if configuration.rules { try serverRules.installPersistently(db) }
+            if configuration.log {
+                try db.installDurableLog(for: ["tasks"])
+                try db.startDurableConsumer("audit")
+            }
+            for number in 0..<2_000 {
+                let id = UUID().uuidString.lowercased()
+                try db.execute(sql: "INSERT INTO tasks(id, title, createdAt, updatedAt) VALUES (?, ?, ?, ?)",
+                               arguments: [id, "Task \(number)", Date(), Date()])
+                keys.add(id)
+            }
+        }
+        if configuration.consumer {
+            let taskIds = FeedTable("tasks") { _ in () }
+            observations.append(try pool.observeDurableChanges(to: [taskIds], consumer: "audit", net: true,
+                                                               onError: { error in fatalError("audit: \(error)") }) { db, batch in
+                let insert = try db.cachedStatement(sql: "INSERT INTO audit(taskId, kind) VALUES (?, ?)")
+                for change in batch.changes { try insert.execute(arguments: [change.key[0], "\(change.kind)"]) }
+            })
+        }
+        if let scheduling = configuration.feed {
+            let fed = self.fed, lock = self.lock
+            observations.append(try pool.observeTransactions(of: FeedTable("tasks") { row in row["id"] as String? },
+                                                             scheduling: scheduling) { transaction in
+                lock.lock(); fed.count += transaction.changes.count; lock.unlock()
+            })
+        }
+    }
+
+    /// One request of the mix; `cached` says whether it uses GRDB's
+    /// statement cache.
+    func request(_ dice: Int, cached: Bool) throws {
+        func run(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws {
+            if cached { try db.cachedStatement(sql: sql).execute(arguments: arguments) }
+            else { try db.execute(sql: sql, arguments: arguments) }
+        }
+        let stampsByHand = !configuration.rules
+        switch dice {
+        case 0..<30:
+            let title = "Task \(dice)"
+            if configuration.usesLibrary {
+                let id = try pool.write { db -> String in
+                    let sql = stampsByHand
+                        ? "INSERT INTO tasks(title, createdAt, updatedAt) VALUES (?, ?, ?) RETURNING id"
+                        : "INSERT INTO tasks(title) VALUES (?) RETURNING id"
+                    let arguments: StatementArguments = stampsByHand ? [title, Date(), Date()] : [title]
+                    return cached ? try String.fetchOne(db.cachedStatement(sql: sql), arguments: arguments)!
+                                  : try String.fetchOne(db, sql: sql, arguments: arguments)!
+                }
+                keys.add(id)
+            } else {
+                let id = UUID().uuidString.lowercased()
+                try pool.write { db in
+                    try run(db, "INSERT INTO tasks(id, title, createdAt, updatedAt) VALUES (?, ?, ?, ?)",
+                            [id, title, Date(), Date()])
+                }
+                keys.add(id)
+            }
+        case 30..<60:
+            guard let id = keys.any() else { return try request(0, cached: cached) }
+            try pool.write { db in
+                if stampsByHand {
+                    try run(db, "UPDATE tasks SET title = ?, done = ?, updatedAt = ? WHERE id = ?",
+                            ["Renamed \(dice)", dice & 1, Date(), id])
+                } else {
+                    try run(db, "UPDATE tasks SET title = ?, done = ? WHERE id = ?", ["Renamed \(dice)", dice & 1, id])
+                }
+            }
+        case 60..<75:
+            guard let id = keys.take() else { return try request(0, cached: cached) }
+            try pool.write { db in try run(db, "DELETE FROM tasks WHERE id = ?", [id]) }
+        default:
+            guard let id = keys.any() else { return try request(0, cached: cached) }
+            _ = try pool.read { db in
+                cached ? try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM tasks WHERE id = ?"), arguments: [id])
+                       : try Row.fetchOne(db, sql: "SELECT * FROM tasks WHERE id = ?", arguments: [id])
+            }
+        }
+    }
+
+    /// `writers` handlers, each on a thread of its own, for `duration`
+    /// seconds.
+    func load(writers: Int, duration: Double, cached: Bool) throws -> ServerRun {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let deadline = start + UInt64(duration * 1e9)
+        final class Results: @unchecked Sendable { var perThread: [[Double]] = [] }
+        let results = Results()
+        results.perThread = [[Double]](repeating: [], count: writers)
+        let resultsLock = NSLock()
+        let group = DispatchGroup()
+        for index in 0..<writers {
+            group.enter()
+            let thread = Thread { [self] in
+                var latencies: [Double] = []
+                latencies.reserveCapacity(4096)
+                while true {
+                    let began = DispatchTime.now().uptimeNanoseconds
+                    if began >= deadline { break }
+                    do { try request(Int.random(in: 0..<100), cached: cached) }
+                    catch { fatalError("a request failed: \(error)") }
+                    latencies.append(Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9)
+                }
+                resultsLock.lock(); results.perThread[index] = latencies; resultsLock.unlock()
+                group.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.wait()
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let latencies = results.perThread.flatMap { $0 }.sorted()
+        return ServerRun(requests: latencies.count, seconds: elapsed, latencies: latencies)
+    }
+
+    /// Waits until the audit consumer has caught up, and checks that the
+    /// audit has one row per net change: the run counts only if it did.
+    func drain() throws {
+        guard configuration.consumer else { return }
+        for _ in 0..<500 {
+            let (position, end) = try pool.read { db in
+                (try Int64.fetchOne(db, sql: "SELECT position FROM sqlitetriggers_log_consumers WHERE name = 'audit'") ?? 0,
+                 try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM sqlitetriggers_log") ?? 0)
+            }
+            if position >= end { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        fatalError("the audit consumer did not catch up")
+    }
+}
+
+func serverSuite() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-server-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let environment = ProcessInfo.processInfo.environment
+    let duration = environment["BENCH_SERVER_SECONDS"].flatMap(Double.init) ?? 1.5
+    let rounds = environment["BENCH_SERVER_ROUNDS"].flatMap(Int.init) ?? 3
+    // To profile one configuration: BENCH_SERVER_ONLY=7 (without 0, the
+    // plain service, nothing is reported).
+    let only = environment["BENCH_SERVER_ONLY"].map { Set($0.split(separator: ",").compactMap { Int($0) }) }
+    let configurations = ServerConfiguration.all.enumerated().filter { only?.contains($0.offset) ?? true }
+    struct Shape: Hashable { let writers: Int; let cached: Bool }
+    let shapes = [Shape(writers: 16, cached: true), Shape(writers: 64, cached: true),
+                  Shape(writers: 16, cached: false), Shape(writers: 64, cached: false)]
+    var runs = [Shape: [Int: [ServerRun]]]()
+    var file = 0
+    for _ in 1...rounds {
+        for (index, configuration) in configurations {
+            file += 1
+            let server = try ServerUnderTest(configuration, path: directory.appendingPathComponent("\(file).sqlite").path)
+            for shape in shapes {
+                let run = try server.load(writers: shape.writers, duration: duration, cached: shape.cached)
+                try server.drain()
+                runs[shape, default: [:]][index, default: []].append(run)
+            }
+            server.observations.removeAll()
+            try server.pool.close()
+        }
+    }
+    // The median round of each: time on this shared machine drifts by
+    // several percent, and a p99 by more.
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    guard configurations.contains(where: { $0.offset == 0 }) else { return }
+    for shape in shapes {
+        let plain = runs[shape]![0]!
+        let what = "a request of the server's mix, \(shape.writers) writers, \(shape.cached ? "cached statements" : "execute(sql:)")"
+        for (index, configuration) in configurations where index != 0 {
+            let ours = runs[shape]![index]!
+            let target: Double? = !shape.cached ? nil
+                : index == 3 ? 1 / 0.9
+                : index == 7 ? 1 / 0.7
+                : nil
+            report(what + ": time per request", ours: configuration.name, median(ours.map(\.microsecondsPerRequest)),
+                   peer: ServerConfiguration.all[0].name, median(plain.map(\.microsecondsPerRequest)), unit: "µs", target: target)
+            report(what + ": p50", ours: configuration.name, median(ours.map { $0.percentile(0.5) }),
+                   peer: ServerConfiguration.all[0].name, median(plain.map { $0.percentile(0.5) }), unit: "µs")
+            report(what + ": p99", ours: configuration.name, median(ours.map { $0.percentile(0.99) }),
+                   peer: ServerConfiguration.all[0].name, median(plain.map { $0.percentile(0.99) }), unit: "µs",
+                   target: index == 7 ? 1.5 : nil)
+        }
+    }
+}
