@@ -248,6 +248,7 @@ struct CapturedTable {
   int nPatch, nPatchAlloc;
   sqlite3_int64 iPatchTransaction;
   sqlite3_int64 iCheckedTransaction;  /* checked while enlisted in it; -1 */
+  char *zCheckedSignature;    /* the schema's signature at the last check */
   sqlite3_int64 iNetTransaction;      /* 'net': the last one it wrote in */
   sqlite3_int64 iArmedTransaction;    /* of the counts below */
   int anArmed[3];             /* BEFORE INSERT, UPDATE, DELETE firings not yet
@@ -289,6 +290,7 @@ static void capturedTableFree(CapturedTable *pTab){
   sqlite3_free(pTab->aPatch);
   sqlite3_free(pTab->zTable);
   sqlite3_free(pTab->zEvent);
+  sqlite3_free(pTab->zCheckedSignature);
   sqlite3_free(pTab);
 }
 
@@ -984,16 +986,29 @@ static int captureTriggerCount(sqlite3 *db, const char *zTable, int isNet){
 }
 
 /* The captured table zTable, checked for this transaction; 0 after setting
-** the error.  Called while the transaction is joined. */
+** the error.  Called while the transaction is joined.
+**
+** The check reads the table's shape and the feed's triggers (five PRAGMA
+** and schema queries, about 300,000 instructions), which a server writing
+** one row per transaction would pay on every write; so it is kept while
+** the schema's signature (schema_guard.c: every schema's version, the
+** files, the schema's memory) is the one it was made under, and made again
+** only when that changed. */
 static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
                                    CaptureState *pCap, const char *zTable,
                                    int eMode){
   CapturedTable *pTab = capturedTableFind(pCap, zTable), fresh;
   char *zCanonical = 0, *zErr = 0;
-  int rc, nTrigger = 0;
+  char *zSignature = sqlitetriggers_schema_signature(p->db);
+  int rc = SQLITE_OK, nTrigger = eMode==CAPTURE_NET ? 5 : 3;
+  int isUnchanged = pTab && zSignature && pTab->zCheckedSignature
+                 && strcmp(pTab->zCheckedSignature, zSignature)==0
+                 && pTab->isNet==(eMode==CAPTURE_NET) && pTab->isKeysOnly==(eMode==CAPTURE_KEYS);
   memset(&fresh, 0, sizeof(fresh));
-  rc = captureRead(p->db, zTable, eMode, 1, &fresh, &zCanonical, &zErr);
-  if( rc==SQLITE_OK ){
+  if( !isUnchanged ){
+    rc = captureRead(p->db, zTable, eMode, 1, &fresh, &zCanonical, &zErr);
+  }
+  if( rc==SQLITE_OK && !isUnchanged ){
     /* The triggers pass the name sqlite_schema spelled at install. */
     if( sqlite3_stricmp(zCanonical, zTable)!=0 ){
       zErr = captureError(zTable, "the table's name changed case: install the feed again");
@@ -1026,7 +1041,7 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
     }
   }
   sqlite3_free(zCanonical);
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && !isUnchanged ){
     capturedColumnsFree(pTab);
     pTab->aKey = fresh.aKey;
     pTab->nKey = fresh.nKey;
@@ -1050,7 +1065,7 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
   }
   if( rc==SQLITE_OK && eMode==CAPTURE_NET ){
     sqlite3_int64 iTransaction = sqlitetriggers_callback_transaction(p);
-    rc = sqlitetriggers_net_table_state(p->db, pTab->zTable, pTab->nColumn);
+    rc = isUnchanged ? SQLITE_OK : sqlitetriggers_net_table_state(p->db, pTab->zTable, pTab->nColumn);
     if( rc==SQLITE_ERROR ){
       zErr = captureError(pTab->zTable, "its columns changed since its feed was installed "
           "(ALTER TABLE), or its state table was dropped: install the feed again");
@@ -1069,6 +1084,14 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
   if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
   else if( rc!=SQLITE_OK ) sqlite3_result_error(ctx, zErr, -1);
   sqlite3_free(zErr);
+  if( pTab && !isUnchanged ){
+    /* Kept only for a check that passed (NULL when the signature could
+    ** not be read: the next transaction checks again). */
+    sqlite3_free(pTab->zCheckedSignature);
+    pTab->zCheckedSignature = rc==SQLITE_OK ? zSignature : 0;
+    if( rc==SQLITE_OK ) zSignature = 0;
+  }
+  sqlite3_free(zSignature);
   if( rc!=SQLITE_OK ) return 0;
   pTab->iCheckedTransaction = sqlitetriggers_callback_transaction(p);
   return pTab;

@@ -9,6 +9,8 @@ import Foundation
 ///     sqlitetriggers-bench --durable-log          the durable-log suite alone
 ///     sqlitetriggers-bench --durable-backlog      its backlog row alone (to profile it)
 ///     sqlitetriggers-bench --server               the server's shape alone (16 and 64 writers)
+///     sqlitetriggers-bench --server-write CONFIGURATION TRANSACTIONS
+///         one configuration's single-row transactions, for Tests/bench/server_instructions.py
 ///     sqlitetriggers-bench --observers            the observer suite alone
 ///     sqlitetriggers-bench --observer-write VARIANT ROWS
 ///         one measured UPDATE, for Tests/bench/observer_instructions.py
@@ -25,6 +27,7 @@ enum BenchMode: Equatable {
     case durableLog
     case durableBacklog
     case server
+    case serverWrite(configuration: Int, transactions: Int)
     case observers
     case observerWrite(variant: Int, rows: Int)
     case migration
@@ -41,6 +44,9 @@ enum BenchMode: Equatable {
         case ("--durable-log", 0): self = .durableLog
         case ("--durable-backlog", 0): self = .durableBacklog
         case ("--server", 0): self = .server
+        case ("--server-write", 2):
+            guard let configuration = numbers[0], let transactions = numbers[1] else { Self.usage(arguments) }
+            self = .serverWrite(configuration: configuration, transactions: transactions)
         case ("--observers", 0): self = .observers
         case ("--observer-write", 2):
             guard let variant = numbers[0], let rows = numbers[1] else { Self.usage(arguments) }

@@ -54,6 +54,8 @@ struct ServerConfiguration: Sendable {
         ServerConfiguration(name: "change feed (.async)", feed: .async(onQueue: DispatchQueue(label: "bench.feed"))),
         ServerConfiguration(name: "everything (rules, log, consumer, feed)", rules: true, log: true, consumer: true,
                             feed: .onWriterQueue),
+        // Loading us changes nothing until we are used: the floor of the rest.
+        ServerConfiguration(name: "SQLiteTriggers installed, nothing used"),
     ]
 }
 
@@ -93,6 +95,8 @@ final class ServerUnderTest: @unchecked Sendable {
     let pool: DatabasePool
     let keys = LiveKeys()
     let fed = Counter()
+    let audited = Counter()
+    let batches = Counter()
     let lock = NSLock()
     var observations: [Any] = []
 
@@ -118,15 +122,17 @@ final class ServerUnderTest: @unchecked Sendable {
             }
             for number in 0..<2_000 {
                 let id = UUID().uuidString.lowercased()
-                try db.execute(sql: "INSERT INTO tasks(id, title, createdAt, updatedAt) VALUES (?, ?, ?, ?)",
-                               arguments: [id, "Task \(number)", Date(), Date()])
+                try db.cachedStatement(sql: "INSERT INTO tasks(id, title, createdAt, updatedAt) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [id, "Task \(number)", Date(), Date()])
                 keys.add(id)
             }
         }
         if configuration.consumer {
             let taskIds = FeedTable("tasks") { _ in () }
+            let audited = self.audited, batches = self.batches, lock = self.lock
             observations.append(try pool.observeDurableChanges(to: [taskIds], consumer: "audit", net: true,
                                                                onError: { error in fatalError("audit: \(error)") }) { db, batch in
+                lock.lock(); batches.count += 1; audited.count += batch.changes.count; lock.unlock()
                 let insert = try db.cachedStatement(sql: "INSERT INTO audit(taskId, kind) VALUES (?, ?)")
                 for change in batch.changes { try insert.execute(arguments: [change.key[0], "\(change.kind)"]) }
             })
@@ -253,8 +259,11 @@ func serverSuite() throws {
     let only = environment["BENCH_SERVER_ONLY"].map { Set($0.split(separator: ",").compactMap { Int($0) }) }
     let configurations = ServerConfiguration.all.enumerated().filter { only?.contains($0.offset) ?? true }
     struct Shape: Hashable { let writers: Int; let cached: Bool }
-    let shapes = [Shape(writers: 16, cached: true), Shape(writers: 64, cached: true),
-                  Shape(writers: 16, cached: false), Shape(writers: 64, cached: false)]
+    // BENCH_SERVER_WRITERS=1 measures each request's own cost, without
+    // contention (for profiling).
+    let writerCounts = environment["BENCH_SERVER_WRITERS"].map { $0.split(separator: ",").compactMap { Int($0) } } ?? [16, 64]
+    let cachedModes = environment["BENCH_SERVER_CACHED_ONLY"] == nil ? [true, false] : [true]
+    let shapes = cachedModes.flatMap { cached in writerCounts.map { Shape(writers: $0, cached: cached) } }
     var runs = [Shape: [Int: [ServerRun]]]()
     var file = 0
     for _ in 1...rounds {
@@ -264,6 +273,9 @@ func serverSuite() throws {
             for shape in shapes {
                 let run = try server.load(writers: shape.writers, duration: duration, cached: shape.cached)
                 try server.drain()
+                if environment["BENCH_SERVER_VERBOSE"] != nil {
+                    FileHandle.standardError.write(Data("\(configuration.name), \(shape): \(run.requests) requests, \(server.batches.count) batches, \(server.audited.count) audited, \(server.fed.count) fed\n".utf8))
+                }
                 runs[shape, default: [:]][index, default: []].append(run)
             }
             server.observations.removeAll()
@@ -291,5 +303,27 @@ func serverSuite() throws {
                    peer: ServerConfiguration.all[0].name, median(plain.map { $0.percentile(0.99) }), unit: "µs",
                    target: index == 7 ? 1.5 : nil)
         }
+    }
+}
+
+/// One configuration's writes, one row per transaction, alone on this
+/// thread (`--server-write CONFIGURATION TRANSACTIONS`), for
+/// Tests/bench/server_instructions.py: what callgrind counts inside
+/// `measuredServerWrites` is the writes' own cost, commit and delivery on
+/// the writer's queue included (a consumer's batches run elsewhere).
+func serverWrite(configuration index: Int, transactions: Int) throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-server-write-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let server = try ServerUnderTest(ServerConfiguration.all[index], path: directory.appendingPathComponent("w.sqlite").path)
+    try measuredServerWrites(server, transactions: transactions)
+    server.observations.removeAll()
+    try server.pool.close()
+}
+
+/// Creates and updates in turn, one per transaction, cached statements.
+@inline(never) func measuredServerWrites(_ server: ServerUnderTest, transactions: Int) throws {
+    for number in 0..<transactions {
+        try server.request(number % 2 == 0 ? 0 : 30, cached: true)
     }
 }

@@ -29,6 +29,8 @@ case .durableBacklog:
     try durableBacklogOnly()
 case .server:
     try serverSuite()
+case .serverWrite(let configuration, let transactions):
+    try serverWrite(configuration: configuration, transactions: transactions)
 case .observers:
     try observerSuite()
 case .observerWrite(let variant, let rows):

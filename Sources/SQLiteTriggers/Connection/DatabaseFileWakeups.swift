@@ -26,7 +26,8 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         guard sqlitetriggers_wakeup_open(path, &handle) == SQLITE_OK, let handle else { return nil }
         let wakeup = UnsafeSendableHandle(handle)
         let queue = DispatchQueue(label: "SQLiteTriggers.DatabaseFileWakeups")
-        source = DispatchSource.makeReadSource(fileDescriptor: sqlitetriggers_wakeup_fd(handle), queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: sqlitetriggers_wakeup_fd(handle), queue: queue)
+        self.source = source
         // A writer without SQLiteTriggers is seen by its writes (Linux), and
         // the last write of a commit comes before the commit is visible: the
         // writer syncs the file (with synchronous = FULL, a disk's flush,
@@ -39,14 +40,28 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         // next one, 100 ms in a loaded server's p95). Writers with
         // SQLiteTriggers post after the commit is visible, and need not this.
         let again = RepeatedWakeups(queue: queue, onWake: onWake)
+        // A commit is several file events (each write of the WAL, the
+        // stamp's touch), and a server commits thousands of times a
+        // second: handled one by one, they kept a core busy waking threads
+        // (a third of a loaded server's throughput). So after an event the
+        // source rests for `resting`: what comes meanwhile waits in the
+        // descriptor, and one drain takes it all.
+        let resting = DispatchTimeInterval.milliseconds(Self.restingMilliseconds)
+        let resumable = ResumableSource(source: source)
         source.setEventHandler {
             guard sqlitetriggers_wakeup_drain(wakeup.handle) != 0 else { return }
             onWake()
             again.restart()
+            resumable.source.suspend()
+            queue.asyncAfter(deadline: .now() + resting) { resumable.source.resume() }
         }
         source.setCancelHandler { sqlitetriggers_wakeup_close(wakeup.handle) }
         source.resume()
     }
+
+    /// How long the source rests after an event (see `init`): a wake-up
+    /// comes at most this much later than the event.
+    package static let restingMilliseconds = 2
 
     deinit { source.cancel() }
 
@@ -63,8 +78,11 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
 
 /// The wake-ups repeated after a file event (see ``DatabaseFileWakeups``):
 /// at each delay of ``delays`` after the last event, one timer at a time,
-/// so that a burst of events schedules no more than one series. Used only
-/// on its queue.
+/// so that a burst of events schedules no more than one series. While
+/// events keep coming (a server's commits), each wakes the reader itself,
+/// and the series waits: a timer that fires sooner after the last event
+/// than its delay sets itself again instead of waking. Used only on its
+/// queue.
 package final class RepeatedWakeups: @unchecked Sendable {
     /// Milliseconds after the event: 3, then further apart, to 250.
     package static let delays = [3, 10, 25, 60, 120, 250]
@@ -72,6 +90,7 @@ package final class RepeatedWakeups: @unchecked Sendable {
     private let onWake: @Sendable () -> Void
     private var next = 0            // the index of the next delay
     private var isPending = false
+    private var lastEvent: UInt64 = 0
 
     init(queue: DispatchQueue, onWake: @escaping @Sendable () -> Void) {
         self.queue = queue
@@ -81,20 +100,32 @@ package final class RepeatedWakeups: @unchecked Sendable {
     /// A new event: the series starts again from its first delay (a timer
     /// already waiting serves as its first).
     func restart() {
+        lastEvent = DispatchTime.now().uptimeNanoseconds
         next = 0
-        if !isPending { schedule() }
+        if !isPending { schedule(inMilliseconds: Self.delays[0]) }
     }
 
-    private func schedule() {
-        guard next < Self.delays.count else { isPending = false; return }
-        let gap = Self.delays[next] - (next == 0 ? 0 : Self.delays[next - 1])
+    private func schedule(inMilliseconds milliseconds: Int) {
         isPending = true
-        queue.asyncAfter(deadline: .now() + .milliseconds(gap)) { [self] in
-            next += 1
-            onWake()
-            schedule()
-        }
+        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in fire() }
     }
+
+    private func fire() {
+        let sinceEvent = Int((DispatchTime.now().uptimeNanoseconds - lastEvent) / 1_000_000)
+        if sinceEvent < Self.delays[next] {
+            schedule(inMilliseconds: Self.delays[next] - sinceEvent)
+            return
+        }
+        onWake()
+        next += 1
+        if next < Self.delays.count { schedule(inMilliseconds: Self.delays[next] - sinceEvent) } else { isPending = false }
+    }
+}
+
+/// The dispatch source, for the resume its event handler schedules (a
+/// dispatch source is thread-safe).
+private struct ResumableSource: @unchecked Sendable {
+    let source: any DispatchSourceRead
 }
 
 /// The C source's handle, used only on the dispatch source's queue (its

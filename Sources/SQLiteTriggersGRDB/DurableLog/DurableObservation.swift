@@ -28,7 +28,8 @@ extension DatabaseWriter {
     /// acknowledgement are one transaction, so a failed one changed nothing,
     /// and each change is still delivered once. Any other error (the
     /// consumer fell behind, the log no longer matches its table, `onBatch`
-    /// threw) goes to `onError` and ends it. `excluding` leaves out the
+    /// threw) goes to `onError` and ends it. Without `onError`, errors go to
+    /// `CallbackObservation.defaultErrorHandler`. `excluding` leaves out the
     /// transactions of those origins (``GRDB/Database/setDurableLogOrigin(_:)``).
     ///
     /// ```swift
@@ -75,22 +76,28 @@ extension DatabaseWriter {
         let task = Task.detached { [self] in
             var lastEnd: Int64 = -1
             var backoff = DurableBackoff(first: pollInterval)
+            var pacing = DurablePacing()
             for await _ in wakeups.stream {
                 do {
+                    try await pacing.waitForTurn()
+                    let started = DispatchTime.now().uptimeNanoseconds
                     // A cheap read first: most wake-ups find nothing new.
                     let end = try await read { db in try db.durableLogEnd() }
-                    guard end != lastEnd else { continue }
+                    guard end != lastEnd else { pacing.worked(since: started); continue }
+                    // Batches until one reaches the end read above; what
+                    // was committed since woke the stream again.
                     while true {
-                        let advanced = try await write { db -> Bool in
+                        let reached = try await write { db -> Int64? in
                             let batch = try db.durableBatch(for: consumer, of: tables, limit: limit, net: net,
                                                             excluding: origins)
-                            guard batch.advances else { return false }
+                            guard batch.advances else { return nil }
                             if !batch.transactions.isEmpty { try onBatch(db, batch) }
                             try db.acknowledge(batch)
-                            return true
+                            return batch.position
                         }
-                        if !advanced { break }
+                        guard let reached, reached < end else { break }
                     }
+                    pacing.worked(since: started)
                     lastEnd = end
                     backoff.reset()
                 } catch is CancellationError {
@@ -100,12 +107,14 @@ extension DatabaseWriter {
                 } catch where DurableWakeups.passes(error) {
                     // The disk, the file or memory: reported, then tried
                     // again, the batch whole (its transaction rolled back).
-                    onError?(error)
+                    (onError ?? CallbackObservation.defaultErrorHandler)(error)
                     lastEnd = -1
                     do { try await backoff.wait() } catch { break }
                     wakeups.wake()
                 } catch {
-                    onError?(error)
+                    // After cancel(), the file may close under a batch in
+                    // flight: that is the end asked for, not an error.
+                    if !Task.isCancelled { (onError ?? CallbackObservation.defaultErrorHandler)(error) }
                     break
                 }
             }
@@ -124,7 +133,12 @@ extension DatabaseWriter {
     /// body leaves the batch in hand unacknowledged: the next iteration (in
     /// this process or the next) delivers it again. The sequence throws
     /// when the consumer falls behind or the log no longer matches its
-    /// table; it ends when its task is cancelled. Inside the loop,
+    /// table; it ends when its task is cancelled. What a server meets and
+    /// passes (a full disk, an I/O error, a file read-only for a while, low
+    /// memory) does not end it: the error goes to `onError` (without it, to
+    /// `CallbackObservation.defaultErrorHandler`), and the read or the
+    /// acknowledgement is tried again after a wait that doubles from
+    /// `pollInterval` up to a minute. Inside the loop,
     /// ``GRDB/Database/acknowledge(_:through:)-(_,DurableChange<Record>)``
     /// moves past what was done so far, so a crash delivers only the rest;
     /// `excluding` leaves out the transactions of those origins.
@@ -140,14 +154,15 @@ extension DatabaseWriter {
         net: Bool = false,
         excluding origins: Set<String> = [],
         limit: Int = 256,
-        pollInterval: TimeInterval = 1
+        pollInterval: TimeInterval = 1,
+        onError: (@Sendable (any Error) -> Void)? = nil
     ) -> DurableChanges<Record> {
         durableChanges(to: [FeedTable(record)], consumer: consumer, net: net, excluding: origins, limit: limit,
-                       pollInterval: pollInterval)
+                       pollInterval: pollInterval, onError: onError)
     }
 
     /// The durable log's committed changes of `tables` for `consumer`, at
-    /// least once; see ``durableChanges(to:consumer:net:excluding:limit:pollInterval:)-(Record.Type,_,_,_,_,_)``.
+    /// least once; see ``durableChanges(to:consumer:net:excluding:limit:pollInterval:onError:)-(Record.Type,_,_,_,_,_,_)``.
     ///
     /// ```swift
     /// let titles = FeedTable("reminders") { row in String(row["title"] ?? "") }
@@ -159,10 +174,11 @@ extension DatabaseWriter {
         net: Bool = false,
         excluding origins: Set<String> = [],
         limit: Int = 256,
-        pollInterval: TimeInterval = 1
+        pollInterval: TimeInterval = 1,
+        onError: (@Sendable (any Error) -> Void)? = nil
     ) -> DurableChanges<Record> {
         DurableChanges(writer: self, tables: tables, consumer: consumer, net: net, origins: origins, limit: limit,
-                       pollInterval: pollInterval)
+                       pollInterval: pollInterval, onError: onError ?? CallbackObservation.defaultErrorHandler)
     }
 }
 
@@ -207,7 +223,7 @@ public final class DurableObservation: DatabaseCancellable, Sendable {
 }
 
 /// A durable log's batches as an `AsyncSequence`; see
-/// `DatabaseWriter.durableChanges(to:consumer:net:excluding:limit:pollInterval:)`.
+/// `DatabaseWriter.durableChanges(to:consumer:net:excluding:limit:pollInterval:onError:)`.
 public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
     public typealias Element = DurableBatch<Record>
     let writer: any DatabaseWriter
@@ -217,6 +233,7 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
     let origins: Set<String>
     let limit: Int
     let pollInterval: TimeInterval
+    let onError: @Sendable (any Error) -> Void
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(sequence: self)
@@ -231,9 +248,11 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
         /// The log's end when a read last found nothing: until it moves, a
         /// wake-up reads only the end (as observeDurableChanges does).
         var drainedAt: Int64?
+        var backoff: DurableBackoff
 
         init(sequence: DurableChanges) {
             self.sequence = sequence
+            backoff = DurableBackoff(first: sequence.pollInterval)
         }
 
         public mutating func next() async throws -> DurableBatch<Record>? {
@@ -266,8 +285,12 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
                     }
                     batch = read
                     self.drainedAt = batch.advances ? nil : end
+                    backoff.reset()
                 } catch where DurableWakeups.isTransient(error) {
                     if await wakeIterator?.next() == nil { break }
+                    continue
+                } catch where DurableWakeups.passes(error) {
+                    guard await reportAndWait(error) else { break }
                     continue
                 }
                 if !batch.transactions.isEmpty {
@@ -293,18 +316,51 @@ public struct DurableChanges<Record: Sendable>: AsyncSequence, Sendable {
             while !Task.isCancelled {
                 do {
                     try await sequence.writer.write(body)
+                    backoff.reset()
                     return true
                 } catch where DurableWakeups.isTransient(error) {
                     if await wakeIterator?.next() == nil { break }
+                } catch where DurableWakeups.passes(error) {
+                    guard await reportAndWait(error) else { break }
                 }
             }
             wakeups?.stop()
             return false
         }
+
+        /// An error that passes: reported, then a wait before trying again.
+        /// False when the task was cancelled while it waited.
+        private mutating func reportAndWait(_ error: any Error) async -> Bool {
+            sequence.onError(error)
+            do { try await backoff.wait() } catch { return false }
+            return true
+        }
     }
 }
 
 // MARK: - Wake-ups
+
+/// How often an exactly-once consumer may take the writer: a server that
+/// commits a row per request wakes it at every commit, and a batch per
+/// commit would double the write transactions that requests wait behind.
+/// After a round of batches that took `t`, the next round waits until
+/// `3 t` has passed (at most 5 ms): the consumer then holds the writer a
+/// quarter of the time at most, and each round takes the commits that came
+/// meanwhile. An idle consumer's next round starts at once: the wait only
+/// follows work, and a commit after a quiet moment finds it over.
+struct DurablePacing {
+    private var notBefore: UInt64 = 0
+
+    mutating func worked(since start: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        notBefore = now + min((now - start) * 3, 5_000_000)
+    }
+
+    func waitForTurn() async throws {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if notBefore > now { try await Task.sleep(nanoseconds: notBefore - now) }
+    }
+}
 
 /// The wait before trying again after an error that passes: `first`, then
 /// doubling, at most a minute; back to `first` after a success.

@@ -181,6 +181,38 @@ private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         withExtendedLifetime(observation) {}
     }
 
+    /// The async sequence meets a file it cannot write for a while (here
+    /// `query_only`, which answers SQLITE_READONLY as a read-only mount
+    /// does) when it acknowledges: reported, tried again, and the loop goes
+    /// on with each batch once.
+    @Test func theAsyncSequenceSurvivesAFileItCannotWriteForAWhile() async throws {
+        let (pool, plain, cleanup) = try makeFile()
+        defer { cleanup() }
+        try await pool.write { db in _ = try db.startDurableConsumer("upload") }
+        try await plain.write { db in try DurableNote(id: "a", title: "A").insert(db) }
+        let errors = Locked([ResultCode]())
+        let received = Locked([String]())
+        let loop = Task {
+            for try await batch in pool.durableChanges(
+                to: DurableNote.self, consumer: "upload", pollInterval: 0.02,
+                onError: { error in errors.mutate { $0.append((error as? DatabaseError)?.resultCode ?? .SQLITE_ERROR) } }
+            ) {
+                received.mutate { $0 += batch.changes.map { String.fromDatabaseValue($0.key[0])! } }
+                if received.value == ["a"] {
+                    try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = ON") }
+                }
+                if received.value.count == 2 { return }
+            }
+        }
+        #expect(try await eventually { errors.value.contains(.SQLITE_READONLY) })
+        #expect(try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(position, 0) FROM sqlitetriggers_log_consumers WHERE name = 'upload'") } == 0)
+        try await plain.write { db in try DurableNote(id: "b", title: "B").insert(db) }
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = OFF") }
+        try await loop.value
+        #expect(received.value == ["a", "b"])
+        #expect(errors.value.allSatisfy { $0 == .SQLITE_READONLY })
+    }
+
     @Test func aBatchHoldsWholeTransactionsPastItsLimit() throws {
         let (pool, _, cleanup) = try makeFile()
         defer { cleanup() }

@@ -31,4 +31,39 @@ import Testing
         #expect(after.contains { $0.timeIntervalSince(written) > 0.15 })
         #endif
     }
+
+    /// A server's stream of commits, each several file events, wakes the
+    /// reader at most once per resting time (and the repeats), not once per
+    /// event: handled one by one, they kept a core busy.
+    @Test func aStreamOfCommitsWakesAReaderAtMostOncePerRest() async throws {
+        #if os(Linux)
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        let plain = try DatabaseQueue(path: path)
+        try await plain.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL; CREATE TABLE t(x)")
+        }
+        let wakes = Locked(0)
+        let wakeups = try #require(DatabaseFileWakeups(path: path) { wakes.mutate { $0 += 1 } })
+        defer { wakeups.cancel() }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let before = wakes.value
+        let start = Date()
+        var commits = 0
+        while Date().timeIntervalSince(start) < 0.3 {
+            try await plain.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+            commits += 1
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        try await Task.sleep(nanoseconds: 400_000_000)
+        let woken = wakes.value - before
+        // At most one wake-up per rest while the commits come (the repeats
+        // wait for the stream to end), and the repeats after the last; each
+        // commit alone is two events or more.
+        let bound = Int(elapsed * 1000) / DatabaseFileWakeups.restingMilliseconds + 1 + RepeatedWakeups.delays.count + 2
+        #expect(commits > bound, "the writer should commit more often than the bound: \(commits) commits")
+        #expect(woken <= bound, "\(woken) wake-ups for \(commits) commits in \(elapsed) s")
+        #expect(woken >= 1)
+        #endif
+    }
 }
