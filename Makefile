@@ -177,6 +177,7 @@ bench: $(BUILD)/libsqlitetriggers.so $(BUILD)/bench_callback $(BUILD)/bench_stam
 	   $(PYTHON) Tests/bench/migration_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
 	   $(PYTHON) Tests/bench/stamp_instructions.py $(BUILD)/bench_stamp; \
 	   $(PYTHON) Tests/bench/apple_versions_instructions.py $(BUILD)/bench_stamp $(BUILD)/apple-apsw; \
+	   $(PYTHON) Tests/bench/server_instructions.py .build/release/sqlitetriggers-bench $(BUILD); \
 	   bash Tests/sync/run.sh --bench 10000; \
 	 } | $(PYTHON) Tests/bench/report.py --markdown $(BUILD)/bench.md
 	@echo; echo "(also written to $(BUILD)/bench.md)"
