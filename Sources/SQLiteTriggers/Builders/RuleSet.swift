@@ -21,7 +21,7 @@ public struct RuleSet: Sendable {
     /// let rules = RuleSet([Reminder.afterUpdateTouch(\.updatedAt)])
     /// ```
     public init(_ rules: [TempTrigger]) {
-        self.rules = rules
+        self.rules = Self.foldingTouches(rules)
     }
 
     /// The rules listed in the closure, one per line; `if` and `for` work.
@@ -33,7 +33,22 @@ public struct RuleSet: Sendable {
     /// }
     /// ```
     public init(@RuleSetBuilder _ rules: () -> [TempTrigger]) {
-        self.rules = rules()
+        self.rules = Self.foldingTouches(rules())
+    }
+
+    /// An insert touch and an update touch of every UPDATE on one table
+    /// stamp in one write: the insert touch's UPDATE also sets the update
+    /// touch's columns, so the update touch does not fire on it (see
+    /// `TouchRole`). A column both touches set stays the insert touch's.
+    static func foldingTouches(_ rules: [TempTrigger]) -> [TempTrigger] {
+        var updated: [String: [(column: String, value: String, operand: String)]] = [:]
+        for rule in rules {
+            if case .everyUpdate(let assignments) = rule.touch { updated[rule.tableName.lowercased(), default: []] += assignments }
+        }
+        return rules.map { rule in
+            guard case .insert(let insertTouch) = rule.touch, let extra = updated[rule.tableName.lowercased()] else { return rule }
+            return insertTouch.alsoStamping(extra)
+        }
     }
 }
 

@@ -96,6 +96,9 @@ public struct TempTrigger: Sendable, CustomStringConvertible {
     /// Why `sql` given to ``init(sql:)`` is no trigger we can keep: the
     /// error installing it throws.
     package let invalidReason: String?
+    /// What a touch trigger is to a ``RuleSet``, which folds an insert
+    /// touch and an update touch of one table into one write (TouchTriggers.swift).
+    package var touch: TouchRole? = nil
 
     /// `sql` creates `name` and the companions, in one text that only
     /// SQLite splits (it is never persisted).

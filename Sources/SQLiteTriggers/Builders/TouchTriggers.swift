@@ -19,6 +19,11 @@ public struct TouchEvent<Table: TableDescription> {
     let event: TriggerEvent<Table>
     let assignments: ColumnAssignments<Table>
     let isInsert: Bool
+    /// An update touch of every UPDATE (no columns, no condition of its
+    /// own): the one a ``RuleSet`` folds into the insert touch's write.
+    var isEveryUpdate = false
+    /// An insert touch's own condition, kept to render it again folded.
+    var insertCondition: String?
 
     /// After an UPDATE (of `columns`, or of any column) for which `when`
     /// holds, stamps the row: `updatedAt`, a revision counter.
@@ -41,7 +46,8 @@ public struct TouchEvent<Table: TableDescription> {
             clause: names.isEmpty ? "UPDATE" : "UPDATE OF \(names.map(SQLQuoting.identifier).joined(separator: ", "))",
             nameFragment: names.isEmpty ? "update_touch" : "update_of_touch",
             when: extra.map { "(\(unchanged)) AND \($0)" } ?? unchanged,
-            body: [Table.touchStatement(assignments)]), assignments: assignments, isInsert: false)
+            body: [Table.touchStatement(assignments)]), assignments: assignments, isInsert: false,
+            isEveryUpdate: names.isEmpty && extra == nil)
     }
 
     /// After an INSERT for which `when` holds, fills the columns the INSERT
@@ -55,7 +61,13 @@ public struct TouchEvent<Table: TableDescription> {
         when condition: ((TriggerRow<Table>) -> TypedSQL<Bool>)? = nil,
         _ assign: (inout ColumnAssignments<Table>) -> Void
     ) -> TouchEvent {
-        let assignments = Table.touchAssignments(assign)
+        insertTouch(condition: condition?(TriggerRow("new")).operand, assignments: Table.touchAssignments(assign), alsoStamping: [])
+    }
+
+    /// The insert touch; `alsoStamping`, an update touch's assignments,
+    /// set outright in the same UPDATE (a ``RuleSet`` folding the two).
+    static func insertTouch(condition extra: String?, assignments: ColumnAssignments<Table>,
+                            alsoStamping updated: [(column: String, value: String, operand: String)]) -> TouchEvent {
         let unset = assignments.pairs
             .map { "\"new\".\(SQLQuoting.identifier($0.column)) IS NULL" }
             .joined(separator: " OR ")
@@ -63,12 +75,44 @@ public struct TouchEvent<Table: TableDescription> {
         stamped.pairs = assignments.pairs.map { pair in
             let value = "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))"
             return (pair.column, value, value)
-        }
-        let extra = condition?(TriggerRow("new")).operand
+        } + updated.filter { extra in !assignments.pairs.contains { $0.column == extra.column } }
         return TouchEvent(event: TriggerEvent(
             clause: "INSERT", nameFragment: "insert_touch",
             when: extra.map { "(\(unset)) AND \($0)" } ?? unset,
-            body: [Table.touchStatement(stamped)]), assignments: assignments, isInsert: true)
+            body: [Table.touchStatement(stamped)]), assignments: assignments, isInsert: true, insertCondition: extra)
+    }
+}
+
+/// What a touch trigger is to a ``RuleSet``: an insert touch, which can
+/// stamp an update touch's columns in its own UPDATE, or an update touch
+/// of every UPDATE, whose assignments those are.
+///
+/// Why: an insert touch's UPDATE fires the update touch, whose own UPDATE
+/// stamps the new row again, so a create wrote three times (the insert and
+/// two stamps), and the durable log logged three changes from a writer
+/// without the extension. Folded, the stamps are one write, and the update
+/// touch, seeing its column set by that write, does not fire: the same
+/// values (a new row's updatedAt is its creation time), one write fewer.
+package enum TouchRole: Sendable {
+    case insert(any InsertTouchRendering)
+    case everyUpdate(assignments: [(column: String, value: String, operand: String)])
+}
+
+/// An insert touch, rendered again stamping an update touch's columns too.
+package protocol InsertTouchRendering: Sendable {
+    func alsoStamping(_ updated: [(column: String, value: String, operand: String)]) -> TempTrigger
+}
+
+/// What an insert touch was made of: its name, its condition and its
+/// assignments, all text.
+private struct InsertTouchFolding<Table: TableDescription>: InsertTouchRendering {
+    let name: String
+    let ifNotExists: Bool
+    let condition: String?
+    let pairs: [(column: String, value: String, operand: String)]
+
+    func alsoStamping(_ updated: [(column: String, value: String, operand: String)]) -> TempTrigger {
+        Table.foldedInsertTouch(name, ifNotExists: ifNotExists, condition: condition, pairs: pairs, alsoStamping: updated)
     }
 }
 
@@ -79,9 +123,34 @@ extension TableDescription {
     /// let touch = Reminder.createTempTrigger(after: .touch { $0.updatedAt = .now })
     /// ```
     public static func createTempTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TempTrigger {
-        let stamp = temporaryTrigger(name, ifNotExists: false, .after, touch.event)
-        guard touch.isInsert else { return stamp }
-        // The companion: an UPDATE that blanks a stamp gets the old one back.
+        var stamp = temporaryTrigger(name, ifNotExists: false, .after, touch.event)
+        guard touch.isInsert else {
+            if touch.isEveryUpdate { stamp.touch = .everyUpdate(assignments: touch.assignments.pairs) }
+            return stamp
+        }
+        var trigger = withKeptStamp(stamp, touch)
+        // Folded by a RuleSet, the insert touch keeps its name: the rule is
+        // the same rule (drift reports and `name` still find it), written
+        // in one UPDATE with the update touch's columns.
+        let stampName = stamp.name, ifNotExists = name == nil
+        let condition = touch.insertCondition, pairs = touch.assignments.pairs
+        trigger.touch = .insert(InsertTouchFolding<Self>(name: stampName, ifNotExists: ifNotExists, condition: condition, pairs: pairs))
+        return trigger
+    }
+
+    /// The insert touch, named as before, stamping `updated` too.
+    fileprivate static func foldedInsertTouch(_ name: String, ifNotExists: Bool, condition: String?,
+                                              pairs: [(column: String, value: String, operand: String)],
+                                              alsoStamping updated: [(column: String, value: String, operand: String)]) -> TempTrigger {
+        var assignments = ColumnAssignments<Self>()
+        assignments.pairs = pairs
+        let folded = TouchEvent.insertTouch(condition: condition, assignments: assignments, alsoStamping: updated)
+        return withKeptStamp(temporaryTrigger(name, ifNotExists: ifNotExists, .after, folded.event), folded)
+    }
+
+    /// An insert touch's trigger and its companion: an UPDATE that blanks a
+    /// stamp gets the old one back.
+    private static func withKeptStamp(_ stamp: TempTrigger, _ touch: TouchEvent<Self>) -> TempTrigger {
         let columns = touch.assignments.pairs.map { SQLQuoting.identifier($0.column) }
         let blanked = columns.map { "(\"new\".\($0) IS NULL AND \"old\".\($0) IS NOT NULL)" }.joined(separator: " OR ")
         let restore = columns.map { "\($0) = coalesce(\"new\".\($0), \"old\".\($0))" }.joined(separator: ", ")
@@ -116,9 +185,10 @@ extension TableDescription {
     ///
     /// A stamp is never lost: a companion trigger puts it back when an UPDATE
     /// sets the column to NULL, as saving a GRDB record that was inserted and
-    /// not fetched again does (it still holds `createdAt == nil`). Because
-    /// the stamp is an UPDATE, an update touch on `updatedAt` stamps the new
-    /// row too: a new row's `updatedAt` is its creation time.
+    /// not fetched again does (it still holds `createdAt == nil`). A new
+    /// row's `updatedAt` is its creation time: in a ``RuleSet`` with an
+    /// update touch of every UPDATE, this UPDATE sets it too (one write);
+    /// alone, it fires the update touch, which writes again.
     ///
     /// ```swift
     /// Reminder.afterInsertTouch { $0.createdAt = .now }

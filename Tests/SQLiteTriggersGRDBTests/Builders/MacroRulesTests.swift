@@ -85,7 +85,7 @@ enum Model {
         #expect(Model.Tag.tableName == "tags")
         #expect(Model.ReminderCompleted.callbackName == "reminderCompleted")
         // The README's @TriggerTable rules: same descriptions, same SQL, same derived names.
-        #expect(ReadmeRules.rules.map(\.sql) == ReminderRules.all.map(\.sql))
+        #expect(ReadmeRules.rules.map(\.sql) == RuleSet(ReminderRules.all).rules.map(\.sql))
     }
 
     @Test func theSixRulesWithTableStructsAndATypedEvent() throws {

@@ -138,6 +138,41 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         #expect(isSubsecondTime(fromPython?["createdAt"]) && isSubsecondTime(fromPython?["updatedAt"]))
     }
 
+    /// A rule set's insert touch and update touch of a table stamp a new
+    /// row in one write: the durable log sees the insert and one update
+    /// from every writer (three writes and three changes before: the update
+    /// touch fired on the insert touch's UPDATE), and a new row's updatedAt
+    /// is still its creation time.
+    @Test func aNewRowsStampsAreOneWriteForEveryWriter() throws {
+        let (pool, cleanup) = try EveryWriter.migratedFile()
+        defer { cleanup() }
+        let insertTouch = try #require(EveryWriter.rules.rules.first { $0.name == EveryWriterNote.afterInsertTouch(\.createdAt).name })
+        #expect(insertTouch.sql.contains(#"SET "createdAt" = coalesce("createdAt", datetime_subsec()), "updatedAt" = datetime_subsec()"#))
+        try pool.write { db in
+            try db.installDurableLog(for: ["everyWriterNotes"])
+            _ = try db.startDurableConsumer("audit")
+        }
+        #expect(try shell(pool.path, loading: false, "INSERT INTO everyWriterNotes(id, title) VALUES (1, 'shell')").status == 0)
+        #expect(try shell(pool.path, loading: true, "INSERT INTO everyWriterNotes(id, title) VALUES (2, 'shell with .load')").status == 0)
+        try pool.write { db in try db.execute(sql: "INSERT INTO everyWriterNotes(id, title) VALUES (3, 'app')") }
+        let changes = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT rowKey, kind FROM sqlitetriggers_changes ORDER BY id").map { "\($0[0] as Int64) \($0[1] as String)" }
+        }
+        #expect(changes == ["1 insert", "1 update", "2 insert", "2 update", "3 insert", "3 update"])
+        for row in try pool.read({ db in try Row.fetchAll(db, sql: "SELECT createdAt, updatedAt FROM everyWriterNotes") }) {
+            #expect(isSubsecondTime(row["createdAt"]) && row["createdAt"] as String? == row["updatedAt"] as String?)
+        }
+        // Net, a writer with the extension folds its stamp into the insert.
+        let batch = try pool.read { db in try db.durableBatch(for: "audit", of: FeedTable("everyWriterNotes") { _ in () }, net: true) }
+        #expect(batch.changes.map(\.kind) == [.inserted, .updated, .inserted, .inserted])
+        // An insert that gives createdAt is not touched: its updatedAt is
+        // the statement's, as before.
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO everyWriterNotes(id, title, createdAt) VALUES (4, 'given', '2000-01-01 00:00:00.000')")
+        }
+        #expect(try pool.read { db in try String.fetchOne(db, sql: "SELECT coalesce(updatedAt, 'NULL') FROM everyWriterNotes WHERE id = 4") } == "NULL")
+    }
+
     @Test func connectionsWithTheExtensionStampWithTheAppsClock() throws {
         let (pool, cleanup) = try EveryWriter.migratedFile()
         defer { cleanup() }
