@@ -299,6 +299,7 @@ static int pendingCommit(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 static int pendingRollback(sqlite3_vtab *pVtab){
+  sqlitetriggers_forget_schema_checks(((EventTable*)pVtab)->p);
   sqlitetriggers_capture_rollback(((EventTable*)pVtab)->p);
   sqlitetriggers_transaction_end(sqlitetriggers_table_state(pVtab));
   return SQLITE_OK;
@@ -313,6 +314,7 @@ static int pendingRelease(sqlite3_vtab *pVtab, int iLevel){
 static int pendingRollbackTo(sqlite3_vtab *pVtab, int iLevel){
   Connection *p = ((EventTable*)pVtab)->p;
   sqlitetriggers_savepoint_rollback_to(sqlitetriggers_table_state(pVtab), iLevel);
+  sqlitetriggers_forget_schema_checks(p);
   sqlitetriggers_capture_rollback_to(p, sqlitetriggers_callback_pending_count(p));
   return SQLITE_OK;
 }

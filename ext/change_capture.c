@@ -718,6 +718,20 @@ int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
 }
 
 /* xRollback: nothing to refuse; the hook goes, and the patches. */
+/* A rollback or ROLLBACK TO (schema_guard.c): each table's check is made
+** again at its next change, in this transaction too: what was rolled back
+** may have been an ALTER the check saw. */
+void sqlitetriggers_capture_forget_checks(Connection *p){
+  CaptureState *pCap = p->pCapture;
+  int i;
+  if( pCap==0 ) return;
+  for(i=0; i<pCap->nTable; i++){
+    sqlite3_free(pCap->aTable[i]->zCheckedSignature);
+    pCap->aTable[i]->zCheckedSignature = 0;
+    pCap->aTable[i]->iCheckedTransaction = -1;
+  }
+}
+
 void sqlitetriggers_capture_rollback(Connection *p){
   sqlitetriggers_capture_rollback_to(p, 0);
   if( p->pCapture ) captureHookRemove(p, p->pCapture);
@@ -1085,11 +1099,13 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
   else if( rc!=SQLITE_OK ) sqlite3_result_error(ctx, zErr, -1);
   sqlite3_free(zErr);
   if( pTab && !isUnchanged ){
-    /* Kept only for a check that passed (NULL when the signature could
-    ** not be read: the next transaction checks again). */
+    /* Kept only for a check that passed and may be remembered
+    ** (schema_guard.c: a rollback forgets it); NULL when the signature
+    ** could not be read: the next transaction checks again. */
+    int keep = rc==SQLITE_OK && sqlitetriggers_schema_check_rememberable(p);
     sqlite3_free(pTab->zCheckedSignature);
-    pTab->zCheckedSignature = rc==SQLITE_OK ? zSignature : 0;
-    if( rc==SQLITE_OK ) zSignature = 0;
+    pTab->zCheckedSignature = keep ? zSignature : 0;
+    if( keep ) zSignature = 0;
   }
   sqlite3_free(zSignature);
   if( rc!=SQLITE_OK ) return 0;

@@ -1562,6 +1562,8 @@ static char *logFindForeignWriter(sqlite3 *db, int *pRc){
 ** (schema_guard.c): what it judges is the schema (the shared objects, the
 ** triggers of the file, the tables' triggers), and any change to it, by
 ** any connection, changes the signature.  A repeat costs a few PRAGMAs.
+** Not remembered inside a write transaction this connection has not
+** joined (sqlitetriggers_schema_check_rememberable()).
 */
 static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_check";
@@ -1588,11 +1590,14 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     /* The signature after the check: creating a shared object that was
     ** missing changed the schema. */
     sqlite3_free(zSignature);
-    zSignature = sqlitetriggers_schema_signature(db);
-    sqlite3_free(p->zLogCheckedSignature);
-    p->zLogCheckedSignature = zSignature;
-    p->nLogCheckedTables = nTable;
     zSignature = 0;
+    if( sqlitetriggers_schema_check_rememberable(p) ){
+      zSignature = sqlitetriggers_schema_signature(db);
+      sqlite3_free(p->zLogCheckedSignature);
+      p->zLogCheckedSignature = zSignature;
+      p->nLogCheckedTables = nTable;
+      zSignature = 0;
+    }
   }
   sqlite3_free(zSignature);
   sqlite3_free(zExists);

@@ -349,6 +349,30 @@ char *sqlitetriggers_schema_signature(sqlite3 *db){
   return sqlite3_str_finish(pOut);
 }
 
+/*
+** Whether a check made now may be remembered by the schema's signature.
+** The signature names each schema_version, which a ROLLBACK (or ROLLBACK
+** TO) of a change made in this transaction puts back, so that a later,
+** different change (by this connection or another process) can show the
+** same signature as a schema that was checked and never committed. A
+** check is remembered only when the schema it read is committed (no write
+** transaction is open) or when the connection has joined the transaction,
+** whose rollbacks forget every remembered check
+** (sqlitetriggers_forget_schema_checks(), from callback_tables.c).
+*/
+int sqlitetriggers_schema_check_rememberable(Connection *p){
+  return sqlite3_txn_state(p->db, 0)!=SQLITE_TXN_WRITE || sqlitetriggers_callback_is_enlisted(p);
+}
+
+/* A rollback: every check remembered by signature goes (see above). */
+void sqlitetriggers_forget_schema_checks(Connection *p){
+  sqlite3_free(p->zGuardedSignature);
+  p->zGuardedSignature = 0;
+  sqlite3_free(p->zLogCheckedSignature);
+  p->zLogCheckedSignature = 0;
+  sqlitetriggers_capture_forget_checks(p);
+}
+
 /* The guard for a SQL function whose user data is the Connection: 1 if the
 ** call may go on, else 0 with the error set on ctx. */
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
@@ -363,8 +387,12 @@ int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
   }
   rc = sqlitetriggers_schema_guard(db, zFunc, &zErr);
   if( rc==SQLITE_OK ){
-    sqlite3_free(p->zGuardedSignature);
-    p->zGuardedSignature = zSignature;
+    if( sqlitetriggers_schema_check_rememberable(p) ){
+      sqlite3_free(p->zGuardedSignature);
+      p->zGuardedSignature = zSignature;
+    }else{
+      sqlite3_free(zSignature);
+    }
     return 1;
   }
   sqlite3_free(zSignature);

@@ -205,6 +205,8 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr);
 int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc);
 char *sqlitetriggers_schema_signature(sqlite3 *db);
+int sqlitetriggers_schema_check_rememberable(Connection *p);
+void sqlitetriggers_forget_schema_checks(Connection *p);
 int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc);
 const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName);
 
@@ -227,6 +229,7 @@ int sqlitetriggers_capture_net_is_open(Connection *p, const char *zTable);
 int sqlitetriggers_capture_check(Connection *p, const char *zTable, int eMode,
                                  char **pzCanonical, char **pzErr);
 void sqlitetriggers_capture_forget(Connection *p, const char *zTable);
+void sqlitetriggers_capture_forget_checks(Connection *p);
 int sqlitetriggers_register_capture_functions(sqlite3 *db, Connection *p);
 
 /* change_net.c: mode 'net' of change capture */

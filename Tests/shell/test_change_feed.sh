@@ -677,3 +677,71 @@ SELECT args FROM swift_callback_log;" \
 [\"delete\",1,1,\"rule\"]
 [\"insert\",2,2,\"rule\"]"
 done
+
+# A feed's table check is remembered by the schema's signature (its
+# schema_version among others), which a rollback puts back: a check made
+# under a rolled-back ALTER must not stand for a different ALTER that
+# reaches the same version (an attacker found the wrong affinity, the wrong
+# default and a missing trigger accepted, before rollbacks forgot checks).
+check "a check made under a rolled-back ALTER is not reused: the new column's affinity" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, a);
+INSERT INTO t VALUES (1, 'x');
+SELECT sqlitetriggers_change_feed('t', 'rows');
+BEGIN;
+ALTER TABLE t ADD COLUMN c REAL;
+UPDATE t SET a = 'rolled back' WHERE id = 1;
+ROLLBACK;
+ALTER TABLE t ADD COLUMN c BIGINT;
+UPDATE t SET c = 5 WHERE id = 1;
+INSERT INTO t(id, a, c) VALUES (2, 'y', 9007199254740993);
+SELECT args FROM swift_callback_log;" \
+  "rows
+[\"update\",1,1,\"x\",null,1,1,\"x\",5]
+[\"insert\",2,2,\"y\",9007199254740993]"
+
+check "a check made under a rolled-back ALTER is not reused: an old row's default" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, a);
+INSERT INTO t VALUES (1, 'old');
+SELECT sqlitetriggers_change_feed('t', 'rows');
+BEGIN;
+ALTER TABLE t ADD COLUMN c DEFAULT 7;
+UPDATE t SET a = 'rolled back' WHERE id = 1;
+ROLLBACK;
+ALTER TABLE t ADD COLUMN c DEFAULT 'a';
+UPDATE t SET a = 'new' WHERE id = 1;
+SELECT args FROM swift_callback_log;" \
+  "rows
+[\"update\",1,1,\"old\",\"a\",1,1,\"new\",\"a\"]"
+
+# Within one transaction too: the check made after an ALTER that a
+# ROLLBACK TO undid is made again at the next change (it was kept for the
+# rest of the transaction, before and after the signature).
+check "a check made under a ROLLBACK TO is made again in the same transaction" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, a);
+INSERT INTO t VALUES (1, 'x');
+SELECT sqlitetriggers_change_feed('t', 'rows');
+BEGIN;
+SAVEPOINT s;
+ALTER TABLE t ADD COLUMN c REAL;
+UPDATE t SET a = 'rolled back' WHERE id = 1;
+ROLLBACK TO s;
+ALTER TABLE t ADD COLUMN c BIGINT;
+INSERT INTO t(id, a, c) VALUES (2, 'y', 9007199254740993);
+COMMIT;
+SELECT args FROM swift_callback_log;" \
+  "rows
+[\"insert\",2,2,\"y\",9007199254740993]"
+
+check "a feed's trigger dropped after a rolled-back check is still missed" \
+  "CREATE TABLE t(id INTEGER PRIMARY KEY, a);
+SELECT sqlitetriggers_change_feed('t', 'rows');
+CREATE TEMP TRIGGER \"audit_changes_of_t_before_del\" BEFORE DELETE ON \"main\".\"t\" FOR EACH ROW BEGIN SELECT coalesce('t', 'rows', 'deletexxxxxxxxxxxxxxxxxxxxxxxxxxxx'); END;
+INSERT INTO t VALUES (1, 'a');
+BEGIN;
+DROP TRIGGER \"audit_changes_of_t_before_del\";
+INSERT INTO t VALUES (2, 'b');
+ROLLBACK;
+DROP TRIGGER \"sqlitetriggers_changes_t_delete\";
+INSERT INTO t VALUES (3, 'c');" \
+  "rows
+Runtime error near line 11: change capture of \"t\": some of its triggers are missing (an install that ran out of memory, or dropped by hand): install the feed again"

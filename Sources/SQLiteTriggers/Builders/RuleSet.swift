@@ -39,15 +39,21 @@ public struct RuleSet: Sendable {
     /// An insert touch and an update touch of every UPDATE on one table
     /// stamp in one write: the insert touch's UPDATE also sets the update
     /// touch's columns, so the update touch does not fire on it (see
-    /// `TouchRole`). A column both touches set stays the insert touch's.
+    /// `TouchRole`). Only where that gives the same rows: one update touch
+    /// on the table (same schema, same name), stamping columns the insert
+    /// touch does not, with the clock (`.now`) alone, which reads no column
+    /// the insert touch just set.
     static func foldingTouches(_ rules: [TempTrigger]) -> [TempTrigger] {
-        var updated: [String: [(column: String, value: String, operand: String)]] = [:]
+        var updated: [String: [[(column: String, value: String, operand: String)]]] = [:]
         for rule in rules {
-            if case .everyUpdate(let assignments) = rule.touch { updated[rule.tableName.lowercased(), default: []] += assignments }
+            if case .everyUpdate(let table, let assignments) = rule.touch { updated[table, default: []].append(assignments) }
         }
         return rules.map { rule in
-            guard case .insert(let insertTouch) = rule.touch, let extra = updated[rule.tableName.lowercased()] else { return rule }
-            return insertTouch.alsoStamping(extra)
+            guard case .insert(let insertTouch) = rule.touch, let touches = updated[insertTouch.table], touches.count == 1,
+                  let stamps = touches.first,
+                  stamps.allSatisfy({ $0.value == nowSQL && !insertTouch.columns.contains($0.column) })
+            else { return rule }
+            return insertTouch.alsoStamping(stamps)
         }
     }
 }

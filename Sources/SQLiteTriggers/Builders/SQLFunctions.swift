@@ -17,6 +17,9 @@ extension TypedSQL where Value: SQLUUIDValue {
     public static var uuidv7: TypedSQL { TypedSQL(raw: "uuidv7()") }
 }
 
+/// `.now`'s SQL: the one clock expression a ``RuleSet`` may fold (RuleSet.swift).
+let nowSQL = "datetime_subsec()"
+
 extension TypedSQL where Value: SQLDateValue {
     /// `datetime_subsec()`: the time when the trigger fires, to the
     /// millisecond (the pinned time when the clock is pinned).
@@ -24,7 +27,7 @@ extension TypedSQL where Value: SQLDateValue {
     /// ```swift
     /// row.updatedAt = .now
     /// ```
-    public static var now: TypedSQL { TypedSQL(raw: "datetime_subsec()") }
+    public static var now: TypedSQL { TypedSQL(raw: nowSQL) }
 
     /// A fixed instant written into the trigger. This is rarely what a
     /// trigger wants: it never changes after installation. For the time of

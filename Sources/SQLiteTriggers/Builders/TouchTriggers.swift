@@ -75,7 +75,7 @@ public struct TouchEvent<Table: TableDescription> {
         stamped.pairs = assignments.pairs.map { pair in
             let value = "coalesce(\(SQLQuoting.identifier(pair.column)), \(pair.value))"
             return (pair.column, value, value)
-        } + updated.filter { extra in !assignments.pairs.contains { $0.column == extra.column } }
+        } + updated
         return TouchEvent(event: TriggerEvent(
             clause: "INSERT", nameFragment: "insert_touch",
             when: extra.map { "(\(unset)) AND \($0)" } ?? unset,
@@ -95,11 +95,16 @@ public struct TouchEvent<Table: TableDescription> {
 /// values (a new row's updatedAt is its creation time), one write fewer.
 package enum TouchRole: Sendable {
     case insert(any InsertTouchRendering)
-    case everyUpdate(assignments: [(column: String, value: String, operand: String)])
+    /// `table`: schema and name, as the trigger names them.
+    case everyUpdate(table: String, assignments: [(column: String, value: String, operand: String)])
 }
 
 /// An insert touch, rendered again stamping an update touch's columns too.
 package protocol InsertTouchRendering: Sendable {
+    /// Schema and name, as the trigger names them.
+    var table: String { get }
+    /// The columns it stamps.
+    var columns: [String] { get }
     func alsoStamping(_ updated: [(column: String, value: String, operand: String)]) -> TempTrigger
 }
 
@@ -110,6 +115,8 @@ private struct InsertTouchFolding<Table: TableDescription>: InsertTouchRendering
     let ifNotExists: Bool
     let condition: String?
     let pairs: [(column: String, value: String, operand: String)]
+    var table: String { Table.qualifiedTableName }
+    var columns: [String] { pairs.map(\.column) }
 
     func alsoStamping(_ updated: [(column: String, value: String, operand: String)]) -> TempTrigger {
         Table.foldedInsertTouch(name, ifNotExists: ifNotExists, condition: condition, pairs: pairs, alsoStamping: updated)
@@ -125,7 +132,9 @@ extension TableDescription {
     public static func createTempTrigger(_ name: String? = nil, after touch: TouchEvent<Self>) -> TempTrigger {
         var stamp = temporaryTrigger(name, ifNotExists: false, .after, touch.event)
         guard touch.isInsert else {
-            if touch.isEveryUpdate { stamp.touch = .everyUpdate(assignments: touch.assignments.pairs) }
+            if touch.isEveryUpdate {
+                stamp.touch = .everyUpdate(table: qualifiedTableName, assignments: touch.assignments.pairs)
+            }
             return stamp
         }
         var trigger = withKeptStamp(stamp, touch)

@@ -7,6 +7,9 @@ import Testing
 @TriggerTable("everyWriterNotes") struct EveryWriterNote { var id: Int64; var title: String; var createdAt: Date?; var updatedAt: Date? }
 @TriggerTable("everyWriterLists") struct EveryWriterList { var id: Int64; var title: String }
 @TriggerTable("everyWriterTags") struct EveryWriterTag { var id: Int64; var noteID: Int64 }
+@TriggerTable("versionedNotes") struct VersionedNote { var id: Int64; var version: Int; var createdAt: Date?; var updatedAt: Date? }
+@TriggerTable("auxNotes") struct AuxNote { var id: Int64; var createdAt: Date?; var updatedAt: Date?; static let schemaName = "aux" }
+@TriggerTable("auxNotes") struct MainNote { var id: Int64; var createdAt: Date?; var updatedAt: Date? }
 
 private enum EveryWriter {
     static let atMostTwoTags = EveryWriterTag.createTempTrigger("everyWriterTags_at_most_two", before: .insert { new in
@@ -171,6 +174,25 @@ private func isSubsecondTime(_ text: String?) -> Bool {
             try db.execute(sql: "INSERT INTO everyWriterNotes(id, title, createdAt) VALUES (4, 'given', '2000-01-01 00:00:00.000')")
         }
         #expect(try pool.read { db in try String.fetchOne(db, sql: "SELECT coalesce(updatedAt, 'NULL') FROM everyWriterNotes WHERE id = 4") } == "NULL")
+    }
+
+    /// Folding happens only where it gives the same rows: not when the update
+    /// touch stamps something other than the clock (it could read a column
+    /// the insert touch just set), not when both set a column, and not
+    /// across schemas (an attacker found each changing the rows).
+    @Test func touchesAreFoldedOnlyWhereTheRowsComeOutTheSame() throws {
+        /// Whether the set's insert touch is not the one written alone.
+        func folds(_ insertTouch: TempTrigger, _ others: [TempTrigger]) -> Bool {
+            RuleSet([insertTouch] + others).rules[0].sql != insertTouch.sql
+        }
+        let created = VersionedNote.afterInsertTouch(\.createdAt)
+        #expect(folds(created, [VersionedNote.afterUpdateTouch(\.updatedAt)]))
+        #expect(!folds(created, [VersionedNote.afterUpdateTouch { $0.updatedAt = .now; $0.version = $0.version + 1 }]))
+        #expect(!folds(VersionedNote.afterInsertTouch { $0.createdAt = .now; $0.updatedAt = .now },
+                       [VersionedNote.afterUpdateTouch(\.updatedAt)]))
+        #expect(!folds(MainNote.afterInsertTouch(\.createdAt), [AuxNote.afterUpdateTouch(\.updatedAt)]))
+        #expect(!folds(created, [VersionedNote.afterUpdateTouch(\.updatedAt),
+                                 VersionedNote.createTempTrigger("versionedNotes_touched_again", after: .touch { $0.updatedAt = .now })]))
     }
 
     @Test func connectionsWithTheExtensionStampWithTheAppsClock() throws {
