@@ -77,20 +77,23 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
 }
 
 /// The wake-ups repeated after a file event (see ``DatabaseFileWakeups``):
-/// at each delay of ``delays`` after the last event, one timer at a time,
-/// so that a burst of events schedules no more than one series. While
-/// events keep coming (a server's commits), each wakes the reader itself,
-/// and the series waits: a timer that fires sooner after the last event
-/// than its delay sets itself again instead of waking. Used only on its
-/// queue.
+/// at each delay of ``delays`` after the last event. While events keep
+/// coming (a server's commits), each wakes the reader itself, and the
+/// series waits: a timer that fires sooner after the last event than its
+/// delay sets itself again instead of waking. A new event starts the
+/// series again at its first delay, even when a timer is set for a later
+/// one (which then does nothing): otherwise an event just after the 120 ms
+/// step waited for the 250 ms one. Used only on its queue.
 package final class RepeatedWakeups: @unchecked Sendable {
     /// Milliseconds after the event: 3, then further apart, to 250.
     package static let delays = [3, 10, 25, 60, 120, 250]
     private let queue: DispatchQueue
     private let onWake: @Sendable () -> Void
     private var next = 0            // the index of the next delay
-    private var isPending = false
     private var lastEvent: UInt64 = 0
+    /// The timer that counts, and when it fires (uptime nanoseconds).
+    private var generation = 0
+    private var pendingDue: UInt64?
 
     init(queue: DispatchQueue, onWake: @escaping @Sendable () -> Void) {
         self.queue = queue
@@ -98,27 +101,37 @@ package final class RepeatedWakeups: @unchecked Sendable {
     }
 
     /// A new event: the series starts again from its first delay (a timer
-    /// already waiting serves as its first).
+    /// due by then serves as its first).
     func restart() {
-        lastEvent = DispatchTime.now().uptimeNanoseconds
+        let now = DispatchTime.now().uptimeNanoseconds
+        lastEvent = now
         next = 0
-        if !isPending { schedule(inMilliseconds: Self.delays[0]) }
+        let due = now + UInt64(Self.delays[0]) * 1_000_000
+        if let pendingDue, pendingDue <= due { return }
+        schedule(inMilliseconds: Self.delays[0])
     }
 
     private func schedule(inMilliseconds milliseconds: Int) {
-        isPending = true
-        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in fire() }
+        generation += 1
+        let mine = generation
+        pendingDue = DispatchTime.now().uptimeNanoseconds + UInt64(max(milliseconds, 0)) * 1_000_000
+        queue.asyncAfter(deadline: .now() + .milliseconds(max(milliseconds, 0))) { [self] in
+            guard mine == generation else { return }     // replaced by a sooner one
+            fire()
+        }
     }
 
     private func fire() {
+        pendingDue = nil
         let sinceEvent = Int((DispatchTime.now().uptimeNanoseconds - lastEvent) / 1_000_000)
         if sinceEvent < Self.delays[next] {
             schedule(inMilliseconds: Self.delays[next] - sinceEvent)
             return
         }
         onWake()
-        next += 1
-        if next < Self.delays.count { schedule(inMilliseconds: Self.delays[next] - sinceEvent) } else { isPending = false }
+        // One wake for every delay already past (a late timer).
+        while next < Self.delays.count, Self.delays[next] <= sinceEvent { next += 1 }
+        if next < Self.delays.count { schedule(inMilliseconds: Self.delays[next] - sinceEvent) }
     }
 }
 
