@@ -311,9 +311,12 @@ func serverSuite() throws {
         for (index, configuration) in configurations where configuration.consumer {
             let p99 = runs[shape]![index]!.map { run in run.auditLatency(0.99) }
             let p50 = runs[shape]![index]!.map { run in run.auditLatency(0.5) }
-            let what = "an exactly-once consumer under \(shape.writers) writers: from a commit to the batch holding it"
+            // The batch runs in the writer's transaction, so it waits its
+            // turn behind the requests queued on the writer: at 64 writers
+            // the queue alone is tens of milliseconds, whatever the wake-up.
+            let what = "an exactly-once consumer under \(shape.writers) writers: from a commit to the batch holding it (in the writer's queue)"
             report(what + ", p50", ours: configuration.name, median(p50), peer: "", nil, unit: "µs")
-            report(what + ", p99", ours: configuration.name, median(p99), peer: "the target", 10_000, unit: "µs", target: 1.0)
+            report(what + ", p99", ours: configuration.name, median(p99), peer: "issue 52's wake-up target", 10_000, unit: "µs", target: 1.0)
         }
     }
     guard configurations.contains(where: { $0.offset == 0 }) else { return }
