@@ -183,6 +183,7 @@ int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p,
   if( pState->isGuarded ) return 1;
   if( !sqlitetriggers_schema_guard_call(ctx, zFunc) ) return 0;
   if( !pState->isEnlisted && enlist(ctx, p)!=SQLITE_OK ) return 0;
+  sqlitetriggers_schema_guard_joined(p);
   /* An autocommit statement's enlisting INSERT commits at once (and
   ** ends the transaction): then nothing is left to remember. */
   pState->isGuarded = pState->isEnlisted;
@@ -202,6 +203,17 @@ int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p){
     sqlite3_result_error(ctx, zErr ? zErr : "swift_callback", -1);
     sqlite3_result_error_code(ctx, rc);
   }
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* Joins the transaction for a caller that only wants its rollbacks seen
+** (durable_log.c's check, to remember what it found): no error is set. */
+int sqlitetriggers_callback_enlist_quietly(Connection *p){
+  char *zErr = 0;
+  int rc;
+  if( p->pCallbacks->isEnlisted ) return SQLITE_OK;
+  rc = enlistOrExplain(p, &zErr);
   sqlite3_free(zErr);
   return rc;
 }

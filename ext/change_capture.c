@@ -1013,9 +1013,12 @@ static CapturedTable *captureEnter(sqlite3_context *ctx, Connection *p,
                                    int eMode){
   CapturedTable *pTab = capturedTableFind(pCap, zTable), fresh;
   char *zCanonical = 0, *zErr = 0;
-  char *zSignature = sqlitetriggers_schema_signature(p->db);
+  /* The guard's, when it ran in this call (the join): the same schema. */
+  char *zSignature = p->zCallSignature ? p->zCallSignature : sqlitetriggers_schema_signature(p->db);
   int rc = SQLITE_OK, nTrigger = eMode==CAPTURE_NET ? 5 : 3;
-  int isUnchanged = pTab && zSignature && pTab->zCheckedSignature
+  int isUnchanged;
+  p->zCallSignature = 0;      /* taken */
+  isUnchanged = pTab && zSignature && pTab->zCheckedSignature
                  && strcmp(pTab->zCheckedSignature, zSignature)==0
                  && pTab->isNet==(eMode==CAPTURE_NET) && pTab->isKeysOnly==(eMode==CAPTURE_KEYS);
   memset(&fresh, 0, sizeof(fresh));
@@ -1147,7 +1150,13 @@ static void changeCaptureFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   }
   /* The schema guard first (the join runs it): a hostile file's call is
   ** refused as such, even where there is no hook. */
-  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ) return;
+  sqlite3_free(p->zCallSignature);
+  p->zCallSignature = 0;
+  if( !sqlitetriggers_callback_join(ctx, p, "sqlitetriggers_change_capture") ){
+    sqlite3_free(p->zCallSignature);
+    p->zCallSignature = 0;
+    return;
+  }
   if( !pCap->hasApi && eMode!=CAPTURE_NET ){
     char *zErr = captureError(zTable, NO_PREUPDATE_HOOK);
     sqlite3_result_error(ctx, zErr ? zErr : NO_PREUPDATE_HOOK, -1);

@@ -1562,8 +1562,8 @@ static char *logFindForeignWriter(sqlite3 *db, int *pRc){
 ** (schema_guard.c): what it judges is the schema (the shared objects, the
 ** triggers of the file, the tables' triggers), and any change to it, by
 ** any connection, changes the signature.  A repeat costs a few PRAGMAs.
-** Not remembered inside a write transaction this connection has not
-** joined (sqlitetriggers_schema_check_rememberable()).
+** Inside a write transaction it joins it first, so that a rollback is
+** seen (sqlitetriggers_schema_check_rememberable()).
 */
 static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char zFunc[] = "sqlitetriggers_log_check";
@@ -1591,6 +1591,10 @@ static void logCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     ** missing changed the schema. */
     sqlite3_free(zSignature);
     zSignature = 0;
+    /* A consumer's batch runs in a write transaction: joined, its
+    ** rollback would be seen, and the check can be remembered (a full
+    ** check costs about half a millisecond, a join a prepared INSERT). */
+    if( sqlite3_txn_state(db, 0)==SQLITE_TXN_WRITE ) sqlitetriggers_callback_enlist_quietly(p);
     if( sqlitetriggers_schema_check_rememberable(p) ){
       zSignature = sqlitetriggers_schema_signature(db);
       sqlite3_free(p->zLogCheckedSignature);

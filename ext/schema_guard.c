@@ -364,6 +364,15 @@ int sqlitetriggers_schema_check_rememberable(Connection *p){
   return sqlite3_txn_state(p->db, 0)!=SQLITE_TXN_WRITE || sqlitetriggers_callback_is_enlisted(p);
 }
 
+/* The join has enlisted (callback.c): the guard's check that just passed,
+** in a write transaction it could not remember then, may be now. */
+void sqlitetriggers_schema_guard_joined(Connection *p){
+  if( p->zCallSignature && sqlitetriggers_schema_check_rememberable(p) ){
+    sqlite3_free(p->zGuardedSignature);
+    p->zGuardedSignature = sqlite3_mprintf("%s", p->zCallSignature);
+  }
+}
+
 /* A rollback: every check remembered by signature goes (see above). */
 void sqlitetriggers_forget_schema_checks(Connection *p){
   sqlite3_free(p->zGuardedSignature);
@@ -380,6 +389,10 @@ int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   char *zErr = 0, *zSignature = sqlitetriggers_schema_signature(db);
   int rc;
+  /* The caller's own check may reuse it: nothing changes the schema
+  ** within one call (change_capture.c takes it). */
+  sqlite3_free(p->zCallSignature);
+  p->zCallSignature = zSignature ? sqlite3_mprintf("%s", zSignature) : 0;
   if( zSignature && p->zGuardedSignature
    && strcmp(zSignature, p->zGuardedSignature)==0 ){
     sqlite3_free(zSignature);

@@ -60,6 +60,7 @@ static void connectionFree(Connection *p){
   sqlitetriggers_callback_state_free(p->pCallbacks);
   sqlitetriggers_time_helper_free(p->pTimeHelper);
   sqlite3_free(p->zGuardedSignature);
+  sqlite3_free(p->zCallSignature);
   sqlite3_free(p->zLogCheckedSignature);
   sqlite3_free(p->zWakeupName);
   if( p->xClockDestroy ) p->xClockDestroy(p->pClockArg);

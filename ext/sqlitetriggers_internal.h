@@ -121,6 +121,9 @@ struct Connection {
   CallbackState *pCallbacks;  /* swift_callback() events and observers */
   TimeHelper *pTimeHelper;    /* time.c's julianday() connection, or NULL */
   char *zGuardedSignature;    /* schema_guard.c: the schema last found safe */
+  char *zCallSignature;       /* schema_guard.c: the signature the guard read
+                              ** in the call running, for that call's own
+                              ** later check (change_capture.c); or NULL */
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
   sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
@@ -184,6 +187,7 @@ int sqlitetriggers_arg_view_read(ArgView *pView, sqlite3_value *pValue);
 int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p, const char *zFunc);
 int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p);
 int sqlitetriggers_callback_is_enlisted(Connection *p);
+int sqlitetriggers_callback_enlist_quietly(Connection *p);
 sqlite3_int64 sqlitetriggers_callback_transaction(Connection *p);
 void sqlitetriggers_callback_spoil(Connection *p, const char *zTable, int rc,
                                    const char *zReason);
@@ -206,6 +210,7 @@ int sqlitetriggers_schema_guard_call(sqlite3_context *ctx, const char *zFunc);
 int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc);
 char *sqlitetriggers_schema_signature(sqlite3 *db);
 int sqlitetriggers_schema_check_rememberable(Connection *p);
+void sqlitetriggers_schema_guard_joined(Connection *p);
 void sqlitetriggers_forget_schema_checks(Connection *p);
 int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc);
 const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName);
