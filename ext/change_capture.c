@@ -717,7 +717,6 @@ int sqlitetriggers_capture_sync(Connection *p, char **pzErr){
   return SQLITE_MISUSE;
 }
 
-/* xRollback: nothing to refuse; the hook goes, and the patches. */
 /* A rollback or ROLLBACK TO (schema_guard.c): each table's check is made
 ** again at its next change, in this transaction too: what was rolled back
 ** may have been an ALTER the check saw. */
@@ -732,6 +731,7 @@ void sqlitetriggers_capture_forget_checks(Connection *p){
   }
 }
 
+/* xRollback: nothing to refuse; the hook goes, and the patches. */
 void sqlitetriggers_capture_rollback(Connection *p){
   sqlitetriggers_capture_rollback_to(p, 0);
   if( p->pCapture ) captureHookRemove(p, p->pCapture);
