@@ -174,6 +174,15 @@ private func isSubsecondTime(_ text: String?) -> Bool {
             try db.execute(sql: "INSERT INTO everyWriterNotes(id, title, createdAt) VALUES (4, 'given', '2000-01-01 00:00:00.000')")
         }
         #expect(try pool.read { db in try String.fetchOne(db, sql: "SELECT coalesce(updatedAt, 'NULL') FROM everyWriterNotes WHERE id = 4") } == "NULL")
+        // REPLACE with recursive_triggers ON, from a writer without the
+        // extension: one stamp write (one logged update of the key), text.
+        let replaced = try shell(pool.path, loading: false, """
+            PRAGMA recursive_triggers = ON;
+            INSERT OR REPLACE INTO everyWriterNotes(id, title) VALUES (1, 'replaced');
+            SELECT typeof(createdAt), typeof(updatedAt), createdAt = updatedAt FROM everyWriterNotes WHERE id = 1;
+            SELECT count(*) FROM sqlitetriggers_changes WHERE rowKey = 1 AND kind = 'update' AND id > (SELECT max(id) FROM sqlitetriggers_changes WHERE rowKey = 1 AND kind = 'insert') - 1;
+            """)
+        #expect(replaced.status == 0 && replaced.output == "text|text|1\n1\n", "\(replaced.output)")
     }
 
     /// Folding happens only where it gives the same rows: not when the update
