@@ -8,10 +8,11 @@ total_failed=0
 
 # stage NAME COMMAND...: run it, echo its output, add up its summary line.
 stage() {
-  local name=$1 summary passed failed
+  local name=$1 summary passed failed started=$SECONDS
   shift
   echo "== $name"
   "$@" 2>&1 | tee "$log"
+  echo "($name took $((SECONDS - started)) s)"
   summary=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -n 1)
   if [ -z "$summary" ]; then
     echo "$name: no summary line; counted as one failure"
