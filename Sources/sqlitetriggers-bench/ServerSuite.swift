@@ -43,6 +43,11 @@ struct ServerConfiguration: Sendable {
     var log = false
     var consumer = false
     var feed: CallbackScheduling?
+    /// The floor of rules + log, SQLite's own cost: the same touch, RAISE
+    /// and log triggers written by hand (`handWrittenFloor`), a log table
+    /// with an INTEGER PRIMARY KEY and nothing else, on connections
+    /// without SQLiteTriggers.
+    var handWritten = false
 
     static let all: [ServerConfiguration] = [
         ServerConfiguration(name: "plain GRDB (no SQLiteTriggers)", usesLibrary: false),
@@ -56,8 +61,44 @@ struct ServerConfiguration: Sendable {
                             feed: .onWriterQueue),
         // Loading us changes nothing until we are used: the floor of the rest.
         ServerConfiguration(name: "SQLiteTriggers installed, nothing used"),
+        // The file of rules + log, written by a service without
+        // SQLiteTriggers: the triggers' own cost, without the stamp, the
+        // transaction's join and the wake-ups.
+        ServerConfiguration(name: "rules + log, writers without SQLiteTriggers", usesLibrary: false, rules: true, log: true),
+        ServerConfiguration(name: "the same triggers by hand (the floor of rules + log)", usesLibrary: false, handWritten: true),
     ]
+
+    /// Indexes in ``all`` that `make bench`'s targets and rows name.
+    static let plainIndex = 0, rulesAndLogIndex = 3, everythingIndex = 7, floorIndex = 10
 }
+
+/// What a service that wanted rules + log without SQLiteTriggers would
+/// write: a touch per stamp (the insert's sets both, as the rule set's fold
+/// does), the RAISE, and a trigger per kind inserting the change into a
+/// table of its own. The least any log in the file costs: a row in a
+/// second table per change, a second page per commit.
+let handWrittenFloor = """
+    CREATE TRIGGER tasks_touch_insert AFTER INSERT ON tasks BEGIN
+      UPDATE tasks SET createdAt = strftime('%Y-%m-%d %H:%M:%f', 'now'), updatedAt = strftime('%Y-%m-%d %H:%M:%f', 'now')
+      WHERE rowid = new.rowid;
+    END;
+    CREATE TRIGGER tasks_touch_update AFTER UPDATE ON tasks WHEN new.updatedAt IS old.updatedAt BEGIN
+      UPDATE tasks SET updatedAt = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE rowid = new.rowid;
+    END;
+    CREATE TRIGGER tasks_title BEFORE INSERT ON tasks WHEN new.title = '' BEGIN
+      SELECT RAISE(ABORT, 'A task needs a title.');
+    END;
+    CREATE TABLE changes(id INTEGER PRIMARY KEY, tableId INTEGER NOT NULL, kind INTEGER NOT NULL, rowKey, tx);
+    CREATE TRIGGER tasks_log_insert AFTER INSERT ON tasks BEGIN
+      INSERT INTO changes(tableId, kind, rowKey) VALUES (1, 1, new.id);
+    END;
+    CREATE TRIGGER tasks_log_update AFTER UPDATE ON tasks BEGIN
+      INSERT INTO changes(tableId, kind, rowKey) VALUES (1, 2, new.id);
+    END;
+    CREATE TRIGGER tasks_log_delete AFTER DELETE ON tasks BEGIN
+      INSERT INTO changes(tableId, kind, rowKey) VALUES (1, 3, old.id);
+    END;
+    """
 
 /// One run's figures.
 struct ServerRun {
@@ -116,18 +157,26 @@ final class ServerUnderTest: @unchecked Sendable {
             if usesLibrary { try db.installSQLiteTriggers() }
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        pool = try DatabasePool(path: path, configuration: config)
-        try pool.write { db in
+        // The schema, the rules and the log are installed by a connection
+        // with SQLiteTriggers (the log's installer is a function of ours),
+        // whatever the service's own connections load.
+        var setup = Configuration()
+        setup.prepareDatabase { db in try db.installSQLiteTriggers() }
+        try DatabaseQueue(path: path, configuration: setup).write { db in
             try db.execute(sql: """
                 CREATE TABLE tasks(id TEXT PRIMARY KEY NOT NULL,
                   title TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0, createdAt TEXT, updatedAt TEXT);
                 CREATE TABLE audit(id INTEGER PRIMARY KEY, taskId TEXT NOT NULL, kind TEXT NOT NULL);
                 """)
             if configuration.rules { try serverRules.installPersistently(db) }
+            if configuration.handWritten { try db.execute(sql: handWrittenFloor) }
             if configuration.log {
                 try db.installDurableLog(for: ["tasks"])
                 try db.startDurableConsumer("audit")
             }
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        try pool.write { db in
             for number in 0..<2_000 {
                 let id = UUID().uuidString.lowercased()
                 try db.cachedStatement(sql: "INSERT INTO tasks(id, title, createdAt, updatedAt) VALUES (?, ?, ?, ?)")
@@ -169,7 +218,7 @@ final class ServerUnderTest: @unchecked Sendable {
             if cached { try db.cachedStatement(sql: sql).execute(arguments: arguments) }
             else { try db.execute(sql: sql, arguments: arguments) }
         }
-        let stampsByHand = !configuration.rules
+        let stampsByHand = !configuration.rules && !configuration.handWritten
         switch dice {
         case 0..<30:
             // Keys from the handler, the same on every side, so that each
@@ -319,15 +368,15 @@ func serverSuite() throws {
             report(what + ", p99", ours: configuration.name, median(p99), peer: "issue 52's wake-up target", 10_000, unit: "µs", target: 1.0)
         }
     }
-    guard configurations.contains(where: { $0.offset == 0 }) else { return }
+    guard configurations.contains(where: { $0.offset == ServerConfiguration.plainIndex }) else { return }
     for shape in shapes {
-        let plain = runs[shape]![0]!
+        let plain = runs[shape]![ServerConfiguration.plainIndex]!
         let what = "a request of the server's mix, \(shape.writers) writers, \(shape.cached ? "cached statements" : "execute(sql:)")"
-        for (index, configuration) in configurations where index != 0 {
+        for (index, configuration) in configurations where index != ServerConfiguration.plainIndex {
             let ours = runs[shape]![index]!
             let target: Double? = !shape.cached ? nil
-                : index == 3 ? 1 / 0.9
-                : index == 7 ? 1 / 0.7
+                : index == ServerConfiguration.rulesAndLogIndex ? 1 / 0.9
+                : index == ServerConfiguration.everythingIndex ? 1 / 0.7
                 : nil
             report(what + ": time per request", ours: configuration.name, median(ours.map(\.microsecondsPerRequest)),
                    peer: ServerConfiguration.all[0].name, median(plain.map(\.microsecondsPerRequest)), unit: "µs", target: target)
@@ -335,7 +384,14 @@ func serverSuite() throws {
                    peer: ServerConfiguration.all[0].name, median(plain.map { $0.percentile(0.5) }), unit: "µs")
             report(what + ": p99", ours: configuration.name, median(ours.map { $0.percentile(0.99) }),
                    peer: ServerConfiguration.all[0].name, median(plain.map { $0.percentile(0.99) }), unit: "µs",
-                   target: index == 7 ? 1.5 : nil)
+                   target: index == ServerConfiguration.everythingIndex ? 1.5 : nil)
+        }
+        // Rules + log against their floor: what SQLiteTriggers adds to
+        // the cost of the same triggers written by hand.
+        if let floor = runs[shape]![ServerConfiguration.floorIndex], let ours = runs[shape]![ServerConfiguration.rulesAndLogIndex] {
+            report(what + ": time per request, against the floor", ours: ServerConfiguration.all[ServerConfiguration.rulesAndLogIndex].name,
+                   median(ours.map(\.microsecondsPerRequest)), peer: ServerConfiguration.all[ServerConfiguration.floorIndex].name,
+                   median(floor.map(\.microsecondsPerRequest)), unit: "µs")
         }
     }
 }

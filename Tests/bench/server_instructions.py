@@ -18,7 +18,9 @@ import callgrind_rows
 
 # ServerConfiguration.all's indexes; 0 is the service without the library.
 CONFIGURATIONS = {8: "SQLiteTriggers installed, nothing used", 1: "persistent rules", 2: "durable log",
-                  3: "rules + log", 5: "change feed (.onWriterQueue)"}
+                  3: "rules + log", 5: "change feed (.onWriterQueue)",
+                  9: "rules + log, writers without SQLiteTriggers",
+                  10: "the same triggers by hand (the floor of rules + log)"}
 
 
 def per_transaction(binary, configuration):
