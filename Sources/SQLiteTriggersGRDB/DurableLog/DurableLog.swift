@@ -896,8 +896,16 @@ enum DurableNetFolding {
     /// from its logged kinds, read backwards: `laterBefore` is what the
     /// next transaction that wrote the row found, or the row now.
     static func existence(of kinds: [Int], after laterBefore: Int) -> (before: Int, after: Int) {
-        let inserts = kinds.filter { $0 == 1 }.count, deletes = kinds.filter { $0 == 3 }.count
-        let silentDeletes = kinds.filter { $0 == 4 }.count
+        // Counted in one pass: this runs per row of every net batch.
+        var inserts = 0, deletes = 0, silentDeletes = 0
+        for kind in kinds {
+            switch kind {
+            case 1: inserts += 1
+            case 3: deletes += 1
+            case 4: silentDeletes += 1
+            default: break
+            }
+        }
         let after = isAfterOpen(kinds) ? laterBefore : deletes + silentDeletes == 0 ? 1 : 0
         let before = inserts == 0 ? 1 : min(max(after - (inserts - deletes - silentDeletes), 0), 1)
         return (before, after)
@@ -908,6 +916,10 @@ enum DurableNetFolding {
     /// conflicted with them): only these need the transactions after the
     /// batch. Usually none, and the rest of the log is not read.
     static func rowsNeedingLaterTransactions<Record>(_ transactions: [[Logged<Record>]]) -> Set<RowIdentity> {
+        // Only a deletion (3, or a probe's 4) leaves it open: a batch
+        // without one needs nothing more (most batches of a server that
+        // creates and updates).
+        guard transactions.contains(where: { $0.contains { $0.loggedKind == 3 || $0.loggedKind == 4 } }) else { return [] }
         var lastKinds: [RowIdentity: [Int]] = [:]
         for transaction in transactions.reversed() {
             for row in rows(of: transaction) where lastKinds[row.identity] == nil {
@@ -917,20 +929,42 @@ enum DurableNetFolding {
         return Set(lastKinds.filter { isAfterOpen($0.value) }.keys)
     }
 
-    /// One transaction's rows in the order they were first logged, each
-    /// with its logged kinds, its last change, and its last tombstone (the
-    /// values a deletion of it kept, with tombstones).
-    static func rows<Record>(of transaction: [Logged<Record>])
-        -> [(identity: RowIdentity, kinds: [Int], last: Logged<Record>, tombstone: Record?)] {
-        var order: [RowIdentity] = []
-        var byRow: [RowIdentity: (kinds: [Int], last: Logged<Record>, tombstone: Record?)] = [:]
-        for logged in transaction {
-            if byRow[logged.row] == nil { order.append(logged.row) }
-            byRow[logged.row, default: ([], logged, nil)].kinds.append(logged.loggedKind)
-            byRow[logged.row]?.last = logged
-            if let deleted = logged.change.deletedRecord { byRow[logged.row]?.tombstone = deleted }
+    /// One row of one transaction: its logged kinds, and where in the
+    /// transaction its last change and its last tombstone (the values a
+    /// deletion of it kept, with tombstones) are. Not generic, so that the
+    /// folding's dictionaries and arrays need no generic metadata per use:
+    /// a server's consumer spent more time folding than reading (perf).
+    struct RowInTransaction {
+        let identity: RowIdentity
+        var kinds: [Int]
+        /// Indexes into the transaction's changes.
+        var last: Int
+        var tombstone: Int?
+    }
+
+    /// One transaction's rows in the order they were first logged.
+    static func rows<Record>(of transaction: [Logged<Record>]) -> [RowInTransaction] {
+        // One change, as a server's transactions mostly are: no dictionary.
+        if transaction.count == 1 {
+            let logged = transaction[0]
+            return [RowInTransaction(identity: logged.row, kinds: [logged.loggedKind], last: 0,
+                                     tombstone: logged.change.deletedRecord == nil ? nil : 0)]
         }
-        return order.compactMap { identity in byRow[identity].map { (identity, $0.kinds, $0.last, $0.tombstone) } }
+        var order: [RowInTransaction] = []
+        var byRow: [RowIdentity: Int] = [:]
+        for (index, logged) in transaction.enumerated() {
+            let hasTombstone = logged.change.deletedRecord != nil
+            if let at = byRow[logged.row] {
+                order[at].kinds.append(logged.loggedKind)
+                order[at].last = index
+                if hasTombstone { order[at].tombstone = index }
+            } else {
+                byRow[logged.row] = order.count
+                order.append(RowInTransaction(identity: logged.row, kinds: [logged.loggedKind], last: index,
+                                              tombstone: hasTombstone ? index : nil))
+            }
+        }
+        return order
     }
 
     /// Whether a transaction's kinds of a row leave open if it exists
@@ -983,15 +1017,18 @@ enum DurableNetFolding {
         }
         var result = Array(repeating: [Logged<Record>](), count: transactions.count)
         for index in transactions.indices.reversed() {
-            for (row, kinds, last, tombstone) in rows(of: transactions[index]) {
-                let (before, after) = existence(of: kinds, after: existsAfter[row] ?? 0)
-                existsAfter[row] = before
-                var folded = last
+            let transaction = transactions[index]
+            for row in rows(of: transaction) {
+                let (before, after) = existence(of: row.kinds, after: existsAfter[row.identity] ?? 0)
+                existsAfter[row.identity] = before
+                var folded = transaction[row.last]
                 folded.change.deletedRecord = nil
                 switch (before, after) {
                 case (0, 0): continue
                 case (0, _): folded.change.kind = .inserted
-                case (_, 0): folded.change.kind = .deleted; folded.change.deletedRecord = tombstone
+                case (_, 0):
+                    folded.change.kind = .deleted
+                    folded.change.deletedRecord = row.tombstone.flatMap { transaction[$0].change.deletedRecord }
                 default: folded.change.kind = .updated
                 }
                 result[index].append(folded)

@@ -208,6 +208,23 @@ private func makeSyncFile() throws -> (pool: DatabasePool, plain: DatabaseQueue,
         #expect(byKey[2]?.deletedRecord == nil)
     }
 
+    /// Transactions of one change each, as a server writes them, take the
+    /// folding's shortcut: a lone deletion keeps its tombstone, and a lone
+    /// insert or update is itself.
+    @Test func aNetBatchOfOneChangeTransactionsKeepsEachChangeAndTombstone() throws {
+        let (pool, _, cleanup) = try makeSyncFile()
+        defer { cleanup() }
+        try pool.write { db in try SyncedNote(id: 1, title: "a", weight: 1, photo: nil, updatedAt: nil).insert(db) }
+        try pool.write { db in _ = try db.startDurableConsumer("net") }
+        try pool.write { db in try SyncedNote(id: 2, title: "b", weight: 2, photo: nil, updatedAt: nil).insert(db) }
+        try pool.write { db in try db.execute(sql: "UPDATE syncedNotes SET title = 'b2' WHERE id = 2") }
+        try pool.write { db in try db.execute(sql: "DELETE FROM syncedNotes WHERE id = 1") }
+        let batch = try pool.read { db in try db.durableBatch(for: "net", of: SyncedNote.self, net: true) }
+        #expect(batch.transactions.map { $0.changes.map(\.kind) } == [[.inserted], [.updated], [.deleted]])
+        #expect(batch.transactions.last?.changes.first?.deletedRecord?.title == "a")
+        #expect(batch.transactions.dropLast().allSatisfy { $0.changes.allSatisfy { $0.deletedRecord == nil } })
+    }
+
     // MARK: - Acknowledging part of a batch
 
     @Test func acknowledgingPartOfABatchResendsOnlyTheRest() throws {
