@@ -336,8 +336,8 @@ private func durableWakeupLatencySuite(_ variant: DurableVariant, directory: URL
     }
 }
 
-/// When the consumer saw each key.
-private final class LatencyClock: @unchecked Sendable {
+/// When the consumer saw each key (also ServerWakeupSuite.swift).
+final class LatencyClock: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [String: UInt64] = [:]
     func record(_ keys: [String], at time: UInt64) {

@@ -149,7 +149,10 @@ final class ServerUnderTest: @unchecked Sendable {
     var auditLatencies: [Double] = []
     var observations: [Any] = []
 
-    init(_ configuration: ServerConfiguration, path: String) throws {
+    /// `otherProcessTable`: a logged table `reminders(id, title)` that the
+    /// service never writes, for another process's commits
+    /// (ServerWakeupSuite.swift).
+    init(_ configuration: ServerConfiguration, path: String, otherProcessTable: Bool = false) throws {
         self.configuration = configuration
         var config = Configuration()
         let usesLibrary = configuration.usesLibrary
@@ -170,11 +173,15 @@ final class ServerUnderTest: @unchecked Sendable {
                 """)
             if configuration.rules { try serverRules.installPersistently(db) }
             if configuration.handWritten { try db.execute(sql: handWrittenFloor) }
+            if otherProcessTable { try db.execute(sql: "CREATE TABLE reminders(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL)") }
             if configuration.log {
-                try db.installDurableLog(for: ["tasks"])
+                try db.installDurableLog(for: otherProcessTable ? ["tasks", "reminders"] : ["tasks"])
                 try db.startDurableConsumer("audit")
             }
         }
+        // Another process may hold the write lock (ServerWakeupSuite.swift):
+        // wait for it, as a server sharing its file would.
+        config.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: config)
         try pool.write { db in
             for number in 0..<2_000 {

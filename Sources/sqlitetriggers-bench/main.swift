@@ -14,6 +14,7 @@
 //                           hand, PowerSync-style capture and no capture
 //   ServerSuite.swift       a server's requests, 16 and 64 at once, with
 //                           each part of the library against none of it
+//   ServerWakeupSuite.swift another process's commits seen under that load
 import Foundation
 
 switch BenchMode(arguments: Array(CommandLine.arguments.dropFirst())) {
@@ -29,6 +30,7 @@ case .durableBacklog:
     try durableBacklogOnly()
 case .server:
     try serverSuite()
+    try serverWakeupSuite()
 case .serverWrite(let configuration, let transactions):
     try serverWrite(configuration: configuration, transactions: transactions)
 case .observers:
@@ -50,4 +52,5 @@ case .all:
     try migrationSuite()
     try durableLogSuite()
     try serverSuite()
+    try serverWakeupSuite()
 }
