@@ -16,6 +16,9 @@
 **   sqlitetriggers_wakeup_wait(pWakeup, nTimeoutMs)
 **       poll() and drain in one call: 1 woken, 0 timed out, -1 error; a
 **       negative timeout waits for ever.
+**   sqlitetriggers_wakeup_pause(pWakeup), sqlitetriggers_wakeup_resume(pWakeup)
+**       No events while paused (Linux: the watch is removed, so writers of
+**       the folder pay nothing for it); after resuming, look once more.
 **   sqlitetriggers_wakeup_close(pWakeup)
 **   sqlitetriggers_wakeup_name(zDbPath, zOut, nOut)
 **       The name the source listens to on Apple platforms.
@@ -72,6 +75,8 @@ struct sqlitetriggers_wakeup {
   int fd;                     /* inotify, or libnotify's descriptor */
 #if defined(__linux__)
   char *zBase;                /* the database file's name in its folder */
+  char *zFolder;              /* the folder watched */
+  int wd;                     /* its watch, or -1 while paused */
 #elif defined(__APPLE__)
   int token;                  /* libnotify's registration */
 #endif
@@ -114,19 +119,41 @@ int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWa
   p = malloc(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
   p->zBase = strdup(zSlash+1);
+  *zSlash = 0;
+  p->zFolder = strdup(zSlash==zResolved ? "/" : zResolved);
+  p->wd = -1;
   p->fd = inotify_init1(IN_NONBLOCK|IN_CLOEXEC);
-  if( p->zBase==0 || p->fd<0 ){
-    int rc = p->zBase==0 ? SQLITE_NOMEM : SQLITE_IOERR;
+  if( p->zBase==0 || p->zFolder==0 || p->fd<0 ){
+    int rc = p->zBase==0 || p->zFolder==0 ? SQLITE_NOMEM : SQLITE_IOERR;
     sqlitetriggers_wakeup_close(p);
     return rc;
   }
-  *zSlash = 0;
-  if( inotify_add_watch(p->fd, zSlash==zResolved ? "/" : zResolved,
-                        IN_MODIFY|IN_ATTRIB|IN_CLOSE_WRITE|IN_DELETE|IN_MOVED_TO|IN_CREATE)<0 ){
+  if( sqlitetriggers_wakeup_resume(p)!=SQLITE_OK ){
     sqlitetriggers_wakeup_close(p);
     return SQLITE_IOERR;
   }
   *ppWakeup = p;
+  return SQLITE_OK;
+}
+
+/* Removing the watch queues IN_IGNORED, which drain passes over (it names
+** no file); events queued before stay, and are drained as usual. */
+int sqlitetriggers_wakeup_pause(sqlitetriggers_wakeup *p){
+  if( p==0 ) return SQLITE_MISUSE;
+  if( p->wd>=0 ){
+    inotify_rm_watch(p->fd, p->wd);
+    p->wd = -1;
+  }
+  return SQLITE_OK;
+}
+
+int sqlitetriggers_wakeup_resume(sqlitetriggers_wakeup *p){
+  if( p==0 ) return SQLITE_MISUSE;
+  if( p->wd<0 ){
+    p->wd = inotify_add_watch(p->fd, p->zFolder,
+                              IN_MODIFY|IN_ATTRIB|IN_CLOSE_WRITE|IN_DELETE|IN_MOVED_TO|IN_CREATE);
+    if( p->wd<0 ) return errno==ENOMEM || errno==ENOSPC ? SQLITE_NOMEM : SQLITE_IOERR;
+  }
   return SQLITE_OK;
 }
 
@@ -161,6 +188,7 @@ void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
   if( p==0 ) return;
   if( p->fd>=0 ) close(p->fd);
   free(p->zBase);
+  free(p->zFolder);
   free(p);
 }
 
@@ -196,6 +224,10 @@ int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){
   return isWoken;
 }
 
+/* A notification costs its poster the same whether or not anyone listens. */
+int sqlitetriggers_wakeup_pause(sqlitetriggers_wakeup *p){ return p ? SQLITE_OK : SQLITE_MISUSE; }
+int sqlitetriggers_wakeup_resume(sqlitetriggers_wakeup *p){ return p ? SQLITE_OK : SQLITE_MISUSE; }
+
 void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
   if( p==0 ) return;
   notify_cancel(p->token);    /* closes the descriptor too */
@@ -210,6 +242,8 @@ int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWa
   return SQLITE_NOTFOUND;
 }
 int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){ (void)p; return 0; }
+int sqlitetriggers_wakeup_pause(sqlitetriggers_wakeup *p){ return p ? SQLITE_OK : SQLITE_MISUSE; }
+int sqlitetriggers_wakeup_resume(sqlitetriggers_wakeup *p){ return p ? SQLITE_OK : SQLITE_MISUSE; }
 void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){ (void)p; }
 
 #endif

@@ -95,6 +95,20 @@ static void testWakeupOnCommitsOfOtherProcesses(void){
            mode ? "WAL: a commit of a writer without the extension wakes the source too"
                 : "rollback journal: a commit of a writer without the extension wakes the source too");
   }
+  /* Paused, no commit raises an event (the writer pays for none); resumed,
+  ** commits wake it again. */
+  sqlitetriggers_wakeup_drain(pWakeup);
+  expect(sqlitetriggers_wakeup_pause(pWakeup)==SQLITE_OK && sqlitetriggers_wakeup_pause(pWakeup)==SQLITE_OK,
+         "wakeup_pause, twice");
+  commitInChild(zDb, "INSERT INTO lists(title) VALUES ('while paused')", 0);
+  expect(sqlitetriggers_wakeup_wait(pWakeup, 100)==0, "paused: another process's commit raises no event");
+  expect(sqlitetriggers_wakeup_resume(pWakeup)==SQLITE_OK && sqlitetriggers_wakeup_resume(pWakeup)==SQLITE_OK,
+         "wakeup_resume, twice");
+  expect(sqlitetriggers_wakeup_wait(pWakeup, 50)==0, "resumed: nothing queued from the pause");
+  commitInChild(zDb, "INSERT INTO lists(title) VALUES ('after resuming')", 0);
+  expect(sqlitetriggers_wakeup_wait(pWakeup, 2000)==1, "resumed: another process's commit wakes the source again");
+  expect(sqlitetriggers_wakeup_pause(0)==SQLITE_MISUSE && sqlitetriggers_wakeup_resume(0)==SQLITE_MISUSE,
+         "wakeup_pause and _resume of NULL are SQLITE_MISUSE");
   sqlitetriggers_wakeup_close(pWakeup);
   sqlitetriggers_wakeup_close(0);
   expect(sqlitetriggers_wakeup_wait(0, 0)==-1, "wakeup_wait(NULL) is -1");

@@ -45,6 +45,10 @@ CALLS = {
     "sqlitetriggers_wakeup_drain": "L.sqlitetriggers_wakeup_drain(None)",
     "sqlitetriggers_wakeup_wait": "L.sqlitetriggers_wakeup_wait(None, 0)",
     "sqlitetriggers_wakeup_close": "L.sqlitetriggers_wakeup_close(None)",
+    "sqlitetriggers_wakeup_pause": "L.sqlitetriggers_wakeup_pause(None)",
+    "sqlitetriggers_wakeup_resume": "L.sqlitetriggers_wakeup_open(b'README.md', ctypes.byref(H)); "
+                                    "L.sqlitetriggers_wakeup_pause(H); L.sqlitetriggers_wakeup_resume(H); "
+                                    "L.sqlitetriggers_wakeup_resume(None); L.sqlitetriggers_wakeup_close(H)",
     "sqlitetriggers_wakeup_name": "L.sqlitetriggers_wakeup_name(b'README.md', ctypes.create_string_buffer(64), 64)",
 }
 

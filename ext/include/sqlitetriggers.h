@@ -207,6 +207,13 @@ SQLITETRIGGERS_API int sqlitetriggers_set_callback_log_capacity(sqlite3 *db,
 ** have happened since the last drain; sqlitetriggers_wakeup_wait() polls
 ** and drains: 1 woken, 0 after nTimeoutMs milliseconds (negative: no
 ** limit), -1 on error.  A source is used by one thread at a time.
+** sqlitetriggers_wakeup_pause() stops its events and
+** sqlitetriggers_wakeup_resume() starts them again (SQLITE_OK, or an error
+** while it stays paused): on Linux every write of every process to a
+** watched folder costs the writer the kernel's event, so a reader that
+** has just woken pauses while it reads, then resumes, and looks once more
+** soon after, since a commit made while paused raised nothing.  Elsewhere
+** both do nothing and return SQLITE_OK.
 ** sqlitetriggers_wakeup_name() writes the libnotify name of a file (at
 ** least 44 bytes), the same in every process: it is derived from the
 ** resolved path.
@@ -218,6 +225,8 @@ SQLITETRIGGERS_API int sqlitetriggers_wakeup_fd(const sqlitetriggers_wakeup *pWa
 SQLITETRIGGERS_API int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *pWakeup);
 SQLITETRIGGERS_API int sqlitetriggers_wakeup_wait(sqlitetriggers_wakeup *pWakeup,
                                                   int nTimeoutMs);
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_pause(sqlitetriggers_wakeup *pWakeup);
+SQLITETRIGGERS_API int sqlitetriggers_wakeup_resume(sqlitetriggers_wakeup *pWakeup);
 SQLITETRIGGERS_API void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *pWakeup);
 SQLITETRIGGERS_API int sqlitetriggers_wakeup_name(const char *zDbPath, char *zOut, int nOut);
 

@@ -24,7 +24,7 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
     package init?(path: String, onWake: @escaping @Sendable () -> Void) {
         var handle: OpaquePointer?
         guard sqlitetriggers_wakeup_open(path, &handle) == SQLITE_OK, let handle else { return nil }
-        let wakeup = UnsafeSendableHandle(handle)
+        let wakeup = WakeupHandle(handle)
         let queue = DispatchQueue(label: "SQLiteTriggers.DatabaseFileWakeups")
         let source = DispatchSource.makeReadSource(fileDescriptor: sqlitetriggers_wakeup_fd(handle), queue: queue)
         self.source = source
@@ -44,23 +44,49 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         // stamp's touch), and a server commits thousands of times a
         // second: handled one by one, they kept a core busy waking threads
         // (a third of a loaded server's throughput). So after an event the
-        // source rests for `resting`: what comes meanwhile waits in the
-        // descriptor, and one drain takes it all.
+        // source rests for `resting`, its watch paused: every write to a
+        // watched folder costs its writer the kernel's event (a twentieth
+        // of a loaded server's time with a consumer), and while paused the
+        // writers pay nothing. A commit made while paused raised no event;
+        // the first repeat, after the rest, looks for it.
         let resting = DispatchTimeInterval.milliseconds(Self.restingMilliseconds)
         let resumable = ResumableSource(source: source)
+        @Sendable func watchAgain() {
+            guard !wakeup.isClosed else { return }
+            guard sqlitetriggers_wakeup_resume(wakeup.handle) == SQLITE_OK else {
+                // The folder cannot be watched now (the kernel's limit of
+                // watches, low memory): wake as the last repeat would, and
+                // try again as late.
+                onWake()
+                queue.asyncAfter(deadline: .now() + .milliseconds(RepeatedWakeups.delays.last ?? 250)) { watchAgain() }
+                return
+            }
+        }
         source.setEventHandler {
             guard sqlitetriggers_wakeup_drain(wakeup.handle) != 0 else { return }
             onWake()
             again.restart()
             resumable.source.suspend()
-            queue.asyncAfter(deadline: .now() + resting) { resumable.source.resume() }
+            _ = sqlitetriggers_wakeup_pause(wakeup.handle)
+            queue.asyncAfter(deadline: .now() + resting) {
+                watchAgain()
+                resumable.source.resume()
+            }
         }
-        source.setCancelHandler { sqlitetriggers_wakeup_close(wakeup.handle) }
+        // A suspended source runs its cancel handler once resumed, after
+        // the rest: the handle is open for every block above but the
+        // retries, which the flag stops.
+        source.setCancelHandler {
+            wakeup.isClosed = true
+            sqlitetriggers_wakeup_close(wakeup.handle)
+        }
         source.resume()
     }
 
     /// How long the source rests after an event (see `init`): a wake-up
-    /// comes at most this much later than the event.
+    /// comes at most this much later than the event. Shorter than the
+    /// first repeat (``RepeatedWakeups/delays``), which looks for a commit
+    /// made while the watch was paused.
     package static let restingMilliseconds = 2
 
     deinit { source.cancel() }
@@ -142,8 +168,10 @@ private struct ResumableSource: @unchecked Sendable {
 }
 
 /// The C source's handle, used only on the dispatch source's queue (its
-/// event and cancel handlers, which never run at once).
-private struct UnsafeSendableHandle: @unchecked Sendable {
+/// event and cancel handlers and the blocks they schedule, which never run
+/// at once); closed by the cancel handler.
+private final class WakeupHandle: @unchecked Sendable {
     let handle: OpaquePointer
+    var isClosed = false
     init(_ handle: OpaquePointer) { self.handle = handle }
 }
