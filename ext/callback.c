@@ -191,7 +191,7 @@ int sqlitetriggers_callback_join(sqlite3_context *ctx, Connection *p,
 }
 
 /* Joins the transaction without the schema guard, for callers that
-** deliver nothing (durable_log.c's stamp; a caller that delivers joins
+** deliver nothing (log_stamp.c's stamp; a caller that delivers joins
 ** through sqlitetriggers_callback_join(), which guards even then): SQLITE_OK, SQLITE_READONLY
 ** (nothing set on ctx: the caller decides) or another error, set on ctx. */
 int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p){
@@ -208,7 +208,7 @@ int sqlitetriggers_callback_enlist(sqlite3_context *ctx, Connection *p){
 }
 
 /* Joins the transaction for a caller that only wants its rollbacks seen
-** (durable_log.c's check, to remember what it found): no error is set. */
+** (log_check.c's check, to remember what it found): no error is set. */
 int sqlitetriggers_callback_enlist_quietly(Connection *p){
   char *zErr = 0;
   int rc;

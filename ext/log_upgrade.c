@@ -31,7 +31,7 @@
 **   forged row) is left as it is.
 **
 ** WHEN
-**   The install that upgrades the file (logEnsureShared(), isInstall)
+**   The install that upgrades the file (sqlitetriggers_log_ensure_shared(), isInstall)
 **   rewrites every composite table's keys, inside its transaction: a
 **   SIGKILL leaves format 1 whole or format 2 complete.  Tables not yet
 **   installed again keep format 1's triggers, which go on writing such
@@ -80,7 +80,7 @@ static double realFromOrder(sqlite3_int64 k){
   return r;
 }
 
-/* {"real":[M,E]} as format 2 writes r (durable_log.c, appendExactReal()):
+/* {"real":[M,E]} as format 2 writes r (log_triggers.c, appendExactReal()):
 ** M below 2^53 with r's sign, in [2^52, 2^53) unless E is -1074; 0.0 as
 ** [0,0]; +-infinity as [+-1,1024].  Read from the bits: no libm. */
 static void appendReal(sqlite3_str *pOut, double r){
@@ -531,7 +531,7 @@ static int queryInt(sqlite3 *db, const char *zSql, const char *zArg, int *pRc){
 
 /* Whether format 2 probes the rowid of main.zTable: a rowid table keyed
 ** by other columns, one of whose rowid names no column takes
-** (durable_log.c, logReadTable()). */
+** (log_triggers.c, sqlitetriggers_log_read_table()). */
 static int probesRowid(sqlite3 *db, const char *zTable, int *pRc){
   sqlite3_stmt *pStmt = 0;
   int taken = 0, rc;
@@ -552,7 +552,7 @@ static int probesRowid(sqlite3 *db, const char *zTable, int *pRc){
 /*
 ** sqlitetriggers_log_check()'s refusal of the log of zTable (id iTable),
 ** whose trigger of kind iKind (0 insert, 1 update, 2 delete, 3 and 4 the
-** conflict probes: durable_log.c's azTriggerSuffix) is not what an install
+** conflict probes: sqlitetriggers_log_trigger_suffix) is not what an install
 ** writes now: missing (hasTrigger 0), or written otherwise; the kinds
 ** before iKind matched.  What is true of it (THE CHECK'S MESSAGES), and
 ** the remedy; NULL with *pRc set on error.

@@ -50,7 +50,7 @@
 **
 ** A connection's posting is in sqlitetriggers_wakeup_post_commit(), called
 ** by the transaction's commit (callback_tables.c) when the transaction
-** stamped log rows (durable_log.c).
+** stamped log rows (log_stamp.c).
 */
 #include "sqlitetriggers_internal.h"
 #include "include/sqlitetriggers.h"

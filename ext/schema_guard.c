@@ -319,7 +319,7 @@ int sqlitetriggers_schema_guard(sqlite3 *db, const char *zFunc, char **pzErr){
 }
 
 /* The schema's signature (see the top of this file), or NULL when it
-** cannot be read (then the scan runs).  durable_log.c's check keys its
+** cannot be read (then the scan runs).  log_check.c's check keys its
 ** cache on it too. */
 char *sqlitetriggers_schema_signature(sqlite3 *db){
   sqlite3_str *pOut = sqlite3_str_new(db);

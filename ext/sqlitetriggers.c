@@ -10,12 +10,15 @@
 **   uuidv7_timestamp(X), uuidv7_datetime(X)                       uuid.c
 **   datetime_subsec(...), unixepoch_subsec(...)                   time.c
 **   sqlitetriggers_change_feed(TABLE, MODE)                       change_feed.c
-**   sqlitetriggers_log_install(TABLE), _uninstall(TABLE), _check() durable_log.c
+**   sqlitetriggers_log_install(TABLE), _uninstall(TABLE)          durable_log.c
+**   sqlitetriggers_log_check()                                    log_check.c
+**   sqlitetriggers_log_origin(ORIGIN), _transaction()             log_stamp.c
 **   swift_callback(NAME, ...), swift_callback_log_capacity(N), the tables
 **   swift_callback_log and swift_callback_pending          callback.c
 **
 ** and the test controls (controls.c).  The sources: sqlitetriggers_internal.h
-** lists what they share; callback_internal.h lists the callback_*.c files.
+** lists what they share; callback_internal.h lists the callback_*.c files,
+** log_internal.h the durable log's.
 */
 #include "sqlitetriggers_internal.h"
 SQLITE_EXTENSION_INIT1

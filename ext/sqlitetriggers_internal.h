@@ -125,10 +125,10 @@ struct Connection {
                               ** in the call running, for that call's own
                               ** later check (change_capture.c); or NULL */
   CaptureState *pCapture;     /* change_capture.c: captured tables, or NULL */
-  sqlite3_int64 logTransaction;   /* durable_log.c: the transaction stamped, */
+  sqlite3_int64 logTransaction;   /* log_stamp.c: the transaction stamped, */
   sqlite3_int64 logTransactionId; /* and the stamp its log rows carry */
-  int isWritingOrigin;        /* durable_log.c: sqlitetriggers_log_origin() writes */
-  char *zLogCheckedSignature; /* durable_log.c: the schema last checked, */
+  int isWritingOrigin;        /* log_stamp.c: sqlitetriggers_log_origin() writes */
+  char *zLogCheckedSignature; /* log_check.c: the schema last checked, */
   int nLogCheckedTables;      /* and how many tables it logged */
   char *zWakeupName;          /* log_wakeup.c: the main file's name, or NULL */
   unsigned char aWakeupDb[16];/* log_wakeup.c: the databases to post for */
@@ -155,7 +155,7 @@ void sqlitetriggers_result_error(sqlite3_context *ctx, const char *zFunc, const 
 ** function's result; SQLITE_OK when it ran, else the error code. */
 int sqlitetriggers_result_first_column(sqlite3_context *ctx, sqlite3_stmt *pStmt);
 
-/* durable_log.c */
+/* log_stamp.c */
 int sqlitetriggers_log_is_stamped(Connection *p);
 
 /* log_wakeup.c */

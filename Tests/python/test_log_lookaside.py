@@ -3,7 +3,7 @@ which keep lookaside memory (Debian's SQLite omits it): a probe's trigger
 frame must fit a lookaside slot (1,200 bytes), or every INSERT and UPDATE of
 the table pays a malloc more.  With two constant arguments to
 sqlite_compileoption_get() the probe's frame was 1,205 bytes on 3.39.4
-(durable_log.c's appendProbeCall()).
+(log_triggers.c's appendProbeCall()).
 
 On each version, in a process of its own: a table keyed by text (a probe
 through the rowid) with a UNIQUE column (a probe through it) is logged;

@@ -1,7 +1,7 @@
 """The durable log's REAL key values, bit for bit, on every SQLite here.
 
 A composite key holding REALs is logged as {"real":[M,E]}, exactly M * 2^E
-(ext/durable_log.c, appendExactReal).  Random doubles over the whole range
+(ext/log_triggers.c, appendExactReal).  Random doubles over the whole range
 (every exponent, subnormals, signed zero, the largest finite, infinities)
 go in as keys; each rowKey must be valid JSON, give back the very double
 (reconstructed here with math.ldexp, which is exact), and be the same text

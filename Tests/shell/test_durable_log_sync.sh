@@ -1,4 +1,4 @@
-# The durable log as a sync engine's outbox (durable_log.c, ORIGINS,
+# The durable log as a sync engine's outbox (log_stamp.c, ORIGINS,
 # TOMBSTONES and the upgrade from format 1): writes a download makes carry
 # their origin, deletions keep their values and time, and a file of the
 # previous format is upgraded in place.  As in test_durable_log.sh, each
@@ -296,7 +296,7 @@ sql "CREATE TABLE lists(id INTEGER PRIMARY KEY, title TEXT UNIQUE); CREATE TABLE
 SELECT sqlitetriggers_log_install('lists'), sqlitetriggers_log_install('other');" "$fresh" >/dev/null
 schema="SELECT type, name, sql FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%' ORDER BY name;"
 # Format 1's probes pass a constant to sqlite_compileoption_get(), which
-# costs the probe's frame a register (durable_log.c's appendProbeCall()):
+# costs the probe's frame a register (log_triggers.c's appendProbeCall()):
 # the check accepts them, and installing the table again rewrites them.
 check "format 1's probes are kept, and accepted, until their table is installed again" \
   "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers_log_1_replace%'

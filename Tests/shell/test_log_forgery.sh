@@ -2,7 +2,7 @@
 # may call (the log's stamp, sqlite_compileoption_get(-7316), which its own
 # triggers need) never opens a door to what it may not, and no object of a
 # file but the log's own writes the state that decides what is delivered
-# or uploaded (durable_log.c's SAFETY and ORIGINS, schema_guard.c).
+# or uploaded (log_check.c's SAFETY, log_stamp.c's ORIGINS, schema_guard.c).
 
 # hostile_python SCRIPT DB: Python's sqlite3 (no extension) plants SCRIPT,
 # defining our function names as no-ops so that SQLite accepts them.

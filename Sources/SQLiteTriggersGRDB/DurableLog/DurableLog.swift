@@ -497,7 +497,7 @@ extension Database {
         // Every batch, not only the first: a trigger planted since (by
         // another process) must stop the consumer before it reads marks or
         // positions the trigger could have written. Cheap while the schema
-        // is unchanged (the check remembers it, ext/durable_log.c).
+        // is unchanged (the check remembers it, ext/log_check.c).
         try cachedStatement(sql: "SELECT sqlitetriggers_log_check()").execute()
         let reader = try DurableRowReader(tables: tables, in: self)
         // The log's columns (DurableRowReader.logColumnCount), then the
@@ -820,7 +820,7 @@ struct DurableRowReader<Record> {
 
     /// The members of a JSON array or object whose values keep their
     /// types: a blob is {"blob":"<hex>"}; a REAL is {"real":[M,E]}, exactly
-    /// M * 2^E (ext/durable_log.c), E = 1024 being an infinity.
+    /// M * 2^E (ext/log_triggers.c), E = 1024 being an infinity.
     static var exactValuesSQL: String { """
         SELECT key, value, type,
           CASE type WHEN 'object' THEN json_extract(value, '$.blob') END AS blob,
