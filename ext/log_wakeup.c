@@ -75,7 +75,8 @@ struct sqlitetriggers_wakeup {
   int fd;                     /* inotify, or libnotify's descriptor */
 #if defined(__linux__)
   char *zBase;                /* the database file's name in its folder */
-  char *zFolder;              /* the folder watched */
+  char *zFolder;              /* the folder watched, */
+  int folderFd;               /* open, so that resuming finds it renamed */
   int wd;                     /* its watch, or -1 while paused */
 #elif defined(__APPLE__)
   int token;                  /* libnotify's registration */
@@ -122,6 +123,7 @@ int sqlitetriggers_wakeup_open(const char *zDbPath, sqlitetriggers_wakeup **ppWa
   *zSlash = 0;
   p->zFolder = strdup(zSlash==zResolved ? "/" : zResolved);
   p->wd = -1;
+  p->folderFd = p->zFolder ? open(p->zFolder, O_RDONLY|O_DIRECTORY|O_CLOEXEC) : -1;
   p->fd = inotify_init1(IN_NONBLOCK|IN_CLOEXEC);
   if( p->zBase==0 || p->zFolder==0 || p->fd<0 ){
     int rc = p->zBase==0 || p->zFolder==0 ? SQLITE_NOMEM : SQLITE_IOERR;
@@ -147,11 +149,21 @@ int sqlitetriggers_wakeup_pause(sqlitetriggers_wakeup *p){
   return SQLITE_OK;
 }
 
+/* The watch is added through the folder's descriptor (/proc/self/fd/N
+** names the folder itself), so that a folder renamed while paused is still
+** the one watched, and a new folder made at the old path is not; by its
+** path where that cannot be done (no /proc). */
 int sqlitetriggers_wakeup_resume(sqlitetriggers_wakeup *p){
+  const uint32_t mask = IN_MODIFY|IN_ATTRIB|IN_CLOSE_WRITE|IN_DELETE|IN_MOVED_TO|IN_CREATE;
   if( p==0 ) return SQLITE_MISUSE;
+  if( p->wd<0 && p->folderFd>=0 ){
+    char zFd[40];
+    snprintf(zFd, sizeof(zFd), "/proc/self/fd/%d", p->folderFd);
+    p->wd = inotify_add_watch(p->fd, zFd, mask);
+    if( p->wd<0 && errno!=ENOENT ) return errno==ENOMEM || errno==ENOSPC ? SQLITE_NOMEM : SQLITE_IOERR;
+  }
   if( p->wd<0 ){
-    p->wd = inotify_add_watch(p->fd, p->zFolder,
-                              IN_MODIFY|IN_ATTRIB|IN_CLOSE_WRITE|IN_DELETE|IN_MOVED_TO|IN_CREATE);
+    p->wd = inotify_add_watch(p->fd, p->zFolder, mask);
     if( p->wd<0 ) return errno==ENOMEM || errno==ENOSPC ? SQLITE_NOMEM : SQLITE_IOERR;
   }
   return SQLITE_OK;
@@ -187,6 +199,7 @@ int sqlitetriggers_wakeup_drain(sqlitetriggers_wakeup *p){
 void sqlitetriggers_wakeup_close(sqlitetriggers_wakeup *p){
   if( p==0 ) return;
   if( p->fd>=0 ) close(p->fd);
+  if( p->folderFd>=0 ) close(p->folderFd);
   free(p->zBase);
   free(p->zFolder);
   free(p);

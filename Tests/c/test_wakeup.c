@@ -107,6 +107,22 @@ static void testWakeupOnCommitsOfOtherProcesses(void){
   expect(sqlitetriggers_wakeup_wait(pWakeup, 50)==0, "resumed: nothing queued from the pause");
   commitInChild(zDb, "INSERT INTO lists(title) VALUES ('after resuming')", 0);
   expect(sqlitetriggers_wakeup_wait(pWakeup, 2000)==1, "resumed: another process's commit wakes the source again");
+  /* The folder renamed while paused, and a new one made at its old path:
+  ** resuming watches the folder itself, where the file now is (found by
+  ** an attacker: by its path, the watch went to the new folder). */
+  {
+    char zMoved[80], zMovedDb[600];
+    snprintf(zMoved, sizeof(zMoved), "%s-moved", zDir);
+    snprintf(zMovedDb, sizeof(zMovedDb), "%s/app.sqlite", zMoved);
+    sqlitetriggers_wakeup_drain(pWakeup);
+    sqlitetriggers_wakeup_pause(pWakeup);
+    expect(rename(zDir, zMoved)==0 && mkdir(zDir, 0700)==0, "the folder renamed, a new one at its path");
+    expect(sqlitetriggers_wakeup_resume(pWakeup)==SQLITE_OK, "wakeup_resume after the folder was renamed");
+    commitInChild(zMovedDb, "INSERT INTO lists(title) VALUES ('in the renamed folder')", 0);
+    expect(sqlitetriggers_wakeup_wait(pWakeup, 2000)==1, "resumed: a commit in the renamed folder wakes the source");
+    expect(rmdir(zDir)==0 && rename(zMoved, zDir)==0, "the folder put back");
+    sqlitetriggers_wakeup_drain(pWakeup);
+  }
   expect(sqlitetriggers_wakeup_pause(0)==SQLITE_MISUSE && sqlitetriggers_wakeup_resume(0)==SQLITE_MISUSE,
          "wakeup_pause and _resume of NULL are SQLITE_MISUSE");
   sqlitetriggers_wakeup_close(pWakeup);

@@ -47,8 +47,10 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         // source rests for `resting`, its watch paused: every write to a
         // watched folder costs its writer the kernel's event (a twentieth
         // of a loaded server's time with a consumer), and while paused the
-        // writers pay nothing. A commit made while paused raised no event;
-        // the first repeat, after the rest, looks for it.
+        // writers pay nothing. A commit made while paused raised no event,
+        // so the repeats start again once the watch is back: the first, 3 ms
+        // on, looks for it (counted from the watch's return, not the event,
+        // since a timer may come a millisecond late).
         let resting = DispatchTimeInterval.milliseconds(Self.restingMilliseconds)
         let resumable = ResumableSource(source: source)
         @Sendable func watchAgain() {
@@ -61,6 +63,10 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
                 queue.asyncAfter(deadline: .now() + .milliseconds(RepeatedWakeups.delays.last ?? 250)) { watchAgain() }
                 return
             }
+            // What came before the pause is read here (and the pause's own
+            // notice, which would make the source run for nothing).
+            if sqlitetriggers_wakeup_drain(wakeup.handle) != 0 { onWake() }
+            again.restart()
         }
         source.setEventHandler {
             guard sqlitetriggers_wakeup_drain(wakeup.handle) != 0 else { return }
@@ -83,10 +89,8 @@ package final class DatabaseFileWakeups: @unchecked Sendable {
         source.resume()
     }
 
-    /// How long the source rests after an event (see `init`): a wake-up
-    /// comes at most this much later than the event. Shorter than the
-    /// first repeat (``RepeatedWakeups/delays``), which looks for a commit
-    /// made while the watch was paused.
+    /// How long the source rests after an event, its watch paused (see
+    /// `init`): a wake-up comes at most this much later than the event.
     package static let restingMilliseconds = 2
 
     deinit { source.cancel() }

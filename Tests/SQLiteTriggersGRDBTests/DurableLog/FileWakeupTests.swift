@@ -48,14 +48,6 @@ import Glibc
         #endif
     }
 
-    /// After an event the watch is paused for the rest, and a commit made
-    /// then raises nothing: the first repeat comes after the rest, so a
-    /// reader still looks after it.
-    @Test func theFirstRepeatComesAfterTheRestWhoseCommitsRaiseNothing() {
-        #expect(RepeatedWakeups.delays.first! > DatabaseFileWakeups.restingMilliseconds)
-        #expect(RepeatedWakeups.delays == RepeatedWakeups.delays.sorted())
-    }
-
     /// A server's stream of commits, each several file events, wakes the
     /// reader at most once per resting time (and the repeats), not once per
     /// event: handled one by one, they kept a core busy. The events here
