@@ -292,8 +292,6 @@ private func durableWakeupLatencySuite(_ variant: DurableVariant, directory: URL
         print("durable wake-up latency: skipped (make bench sets BENCH_PYTHON and BENCH_EXTENSION)")
         return
     }
-    let writerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Tests/bench/commit_writer.py").standardizedFileURL.path
     let commits = 200
     var config = Configuration()
     config.prepareDatabase { db in try db.installSQLiteTriggers() }
@@ -307,27 +305,11 @@ private func durableWakeupLatencySuite(_ variant: DurableVariant, directory: URL
                 let now = DispatchTime.now().uptimeNanoseconds
                 received.record(batch.changes.compactMap(\.record), at: now)
             }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [writerScript, variant.path, "\(commits)"] + extraArguments
-        let output = Pipe()
-        process.standardOutput = output
-        // Wall clock in the writer, monotonic here: one offset, read now.
-        let wallMinusUptime = Int64(Date().timeIntervalSince1970 * 1e9) - Int64(DispatchTime.now().uptimeNanoseconds)
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        var writer = try CommitWriter.start(python: python, path: variant.path, commits: commits, extraArguments: extraArguments)
+        writer.wait()
         Thread.sleep(forTimeInterval: 1.5)          // past one poll, for the last batch
         observation.cancel()
-        var latencies: [Double] = []
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, let committedWall = Int64(parts[1]),
-                  let seen = received.time(of: "latency-\(parts[0])") else { continue }
-            latencies.append(Double(Int64(seen) + wallMinusUptime - committedWall) / 1e6)
-        }
-        precondition(latencies.count == commits, "the consumer saw \(latencies.count) of \(commits) commits")
-        latencies.sort()
+        let latencies = writer.latencies(seenBy: received)
         let what = "durable log, another process's commit to the consumer's batch (\(writerName), defaults)"
         report(what + ", median", ours: "observeDurableChanges", latencies[latencies.count / 2],
                peer: "the target", 10, unit: "ms", target: 1.0)
@@ -336,7 +318,51 @@ private func durableWakeupLatencySuite(_ variant: DurableVariant, directory: URL
     }
 }
 
-/// When the consumer saw each key (also ServerWakeupSuite.swift).
+/// Tests/bench/commit_writer.py, another process committing reminders
+/// 'latency-<i>' one transaction each and printing when each commit
+/// returned (wall clock); also ServerWakeupSuite.swift.
+struct CommitWriter {
+    let process: Process
+    let output: Pipe
+    let commits: Int
+    /// Wall clock in the writer, monotonic here: one offset, read at start.
+    let wallMinusUptime: Int64
+    private(set) var text = ""
+
+    static func start(python: String, path: String, commits: Int, extraArguments: [String]) throws -> CommitWriter {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Tests/bench/commit_writer.py").standardizedFileURL.path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, path, "\(commits)"] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        let offset = Int64(Date().timeIntervalSince1970 * 1e9) - Int64(DispatchTime.now().uptimeNanoseconds)
+        try process.run()
+        return CommitWriter(process: process, output: output, commits: commits, wallMinusUptime: offset)
+    }
+
+    /// Until the writer has committed all and exited.
+    mutating func wait() {
+        text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+    }
+
+    /// Milliseconds from each commit to when `clock` saw its key, sorted;
+    /// stops naming the count when a commit was never seen.
+    func latencies(seenBy clock: LatencyClock, what: String = "the consumer") -> [Double] {
+        let seen = text.split(separator: "\n").compactMap { line -> Double? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let committedWall = Int64(parts[1]),
+                  let seen = clock.time(of: "latency-\(parts[0])") else { return nil }
+            return Double(Int64(seen) + wallMinusUptime - committedWall) / 1e6
+        }.sorted()
+        precondition(seen.count == commits, "\(what) saw \(seen.count) of \(commits) commits")
+        return seen
+    }
+}
+
+/// When the consumer saw each key.
 final class LatencyClock: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [String: UInt64] = [:]

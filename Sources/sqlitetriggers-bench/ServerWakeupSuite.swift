@@ -21,8 +21,6 @@ func serverWakeupSuite() throws {
         print("server wake-ups: skipped (make bench sets BENCH_PYTHON and BENCH_EXTENSION)")
         return
     }
-    let writerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Tests/bench/commit_writer.py").standardizedFileURL.path
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitetriggers-server-wakeups-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -44,39 +42,23 @@ func serverWakeupSuite() throws {
             to: [FeedTable("reminders") { row in row["id"] as String }], consumer: "latency") { _, batch in
                 batched.record(batch.changes.compactMap(\.record), at: DispatchTime.now().uptimeNanoseconds)
             }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [writerScript, pool.path, "\(commits)"] + extraArguments
-        let output = Pipe()
-        process.standardOutput = output
-        let wallMinusUptime = Int64(Date().timeIntervalSince1970 * 1e9) - Int64(DispatchTime.now().uptimeNanoseconds)
         // The load lasts as long as the writer (150 commits, about 2 s).
         let loadDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             _ = try? server.load(writers: writers, duration: 2.5, cached: true)
             loadDone.signal()
         }
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        var writer = try CommitWriter.start(python: python, path: pool.path, commits: commits, extraArguments: extraArguments)
+        writer.wait()
         loadDone.wait()
         Thread.sleep(forTimeInterval: 1.5)          // past one poll, for the last batch
         consumer.cancel()
         reader.cancel()
         server.observations.removeAll()
         try server.pool.close()
-        func latencies(_ clock: LatencyClock) -> [Double] {
-            text.split(separator: "\n").compactMap { line -> Double? in
-                let parts = line.split(separator: " ")
-                guard parts.count == 2, let committedWall = Int64(parts[1]),
-                      let seen = clock.time(of: "latency-\(parts[0])") else { return nil }
-                return Double(Int64(seen) + wallMinusUptime - committedWall) / 1e6
-            }.sorted()
-        }
         for (what, clock) in [("the wake-up (a reader woken, no writer's queue)", woken),
                               ("the consumer's batch (in the writer's queue)", batched)] {
-            let seen = latencies(clock)
-            precondition(seen.count == commits, "\(what): \(seen.count) of \(commits) commits seen")
+            let seen = writer.latencies(seenBy: clock, what: what)
             let row = "server under \(writers) writers, another process's commit to \(what), \(writerName)"
             report(row + ", median", ours: "everything", seen[seen.count / 2], peer: "issue 52's target", 10, unit: "ms")
             report(row + ", 99th percentile", ours: "everything", seen[min(seen.count - 1, seen.count * 99 / 100)],
