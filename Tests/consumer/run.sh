@@ -6,7 +6,7 @@
 # SQLiteTriggers, the directory name SwiftPM takes as its identity.
 # Then the same app again with swift-syntax held at 600.0.1, the lowest
 # version of the range we declare: our macro plugin must build with it.
-# And the app built for release, as an App Store archive is: the optimizer
+# The app is built for release, as an App Store archive is: the optimizer
 # runs passes a debug build never does (a compiler crash in them once hid
 # behind debug builds).
 # Prints "consumer: N passed, N failed".
@@ -43,21 +43,17 @@ import GRDB
 let titleColumn = GRDB.Column("title")
 SWIFT
 passed=0 failed=0
+# Built once with the newest versions the ranges resolve to, in release
+# (what an archive builds, and what a debug build of the same versions
+# would add nothing to), then in debug with the lowest swift-syntax.
 if [ ! -s "$work/RemindersApp/Package.swift" ]; then
   echo "FAIL the README has no consumer Package.swift block"; failed=$((failed + 1))
-elif (set -o pipefail; cd "$work/RemindersApp" && swift build 2>&1 | tail -n 5); then
-  output=$(cd "$work/RemindersApp" && .build/debug/RemindersApp 2>&1)
+elif (set -o pipefail; cd "$work/RemindersApp" && swift build -c release 2>&1 | tail -n 5); then
+  output=$(cd "$work/RemindersApp" && .build/release/RemindersApp 2>&1)
   if [ "$output" = "7 1 1" ]; then passed=$((passed + 1)); else
-    echo "FAIL the app ran but printed: $output"; failed=$((failed + 1)); fi
+    echo "FAIL the app ran (release) but printed: $output"; failed=$((failed + 1)); fi
 else
-  echo "FAIL an app depending on the package does not build"; failed=$((failed + 1))
-fi
-
-if (set -o pipefail; cd "$work/RemindersApp" && swift build -c release 2>&1 | tail -n 3) &&
-   [ "$(cd "$work/RemindersApp" && .build/release/RemindersApp 2>&1)" = "7 1 1" ]; then
-  passed=$((passed + 1))
-else
-  echo "FAIL an app depending on the package does not build or run in release"; failed=$((failed + 1))
+  echo "FAIL an app depending on the package does not build in release"; failed=$((failed + 1))
 fi
 
 if (set -o pipefail; cd "$work/RemindersApp" &&
