@@ -24,10 +24,15 @@ summarize_swift() {
 }
 
 swift_stage() {
+  local swift_log status
+  swift_log=$(mktemp)
   # Executables too: the tests run the sqlitetriggers-migrate command.
   swift build 2>&1 | tail -n 3
-  swift test 2>&1 | tee "$log"
-  summarize_swift swift "$log" "${PIPESTATUS[0]}"
+  # A log of its own: the stage's log is being written by stage() itself.
+  swift test 2>&1 | tee "$swift_log"
+  status=${PIPESTATUS[0]}
+  summarize_swift swift "$swift_log" "$status"
+  rm -f "$swift_log"
 }
 
 # Swift's tests again under ThreadSanitizer, in a build folder of their own
@@ -165,5 +170,9 @@ oom_stage() {
 stage oom oom_stage
 rm -f "$oom_log"
 
+if [ -s "$failures" ]; then
+  echo "== what failed, as each stage said it"
+  cat "$failures"
+fi
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
