@@ -544,6 +544,8 @@ static int logInstallTable(sqlite3 *db, const char *zTable, int eMode, int *piTa
       rc = sqlite3_finalize(pStmt);
     }
   }
+  /* RULES' WRITES: the table's persistent rules that stamp their row. */
+  if( rc==SQLITE_OK ) sqlitetriggers_log_rewrite_rules(db, tab.zName, 1, &rc, pzErr);
   sqlitetriggers_log_table_clear(&tab);
   *piTable = iTable;
   return rc;
@@ -612,6 +614,7 @@ static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
                                     "DELETE FROM sqlitetriggers_log WHERE tableId = %d;"
                                     "DELETE FROM sqlitetriggers_log_tables WHERE id = %d;", iTable, iTable, iTable);
     if( zDelete==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
+    sqlitetriggers_log_rewrite_rules(db, zTable, 0, &rc, &zErr);
     logDropTriggers(db, iTable, &rc, &zErr);
     logExec(db, zDelete, &rc, &zErr);
     sqlite3_free(zDelete);
@@ -636,6 +639,7 @@ int sqlitetriggers_register_durable_log_functions(sqlite3 *db, Connection *p){
     { "sqlitetriggers_log_uninstall", 1, logUninstallFunc },
     { "sqlitetriggers_log_check", 0, sqlitetriggers_log_check_func },
     { "sqlitetriggers_log_stamp", 0, sqlitetriggers_log_stamp_func },
+    { "sqlitetriggers_log_rule_sql", 2, sqlitetriggers_log_rule_sql_func },
   };
   int rc = SQLITE_OK, i;
   for(i=0; rc==SQLITE_OK && i<(int)(sizeof(aFunc)/sizeof(aFunc[0])); i++){

@@ -183,6 +183,12 @@ char *sqlitetriggers_log_find_foreign_writer(sqlite3 *db, int *pRc){
         zNamed = sqlitetriggers_sql_names(zSql, azName + N_LOG_STATE_OF_TABLES, nName - N_LOG_STATE_OF_TABLES);
       }else{
         zNamed = sqlitetriggers_sql_names(zSql, azName, nName);
+        /* RULES' WRITES (log_rules.c): a rule that takes back the change
+        ** its own UPDATE of its row logged, in exactly that shape. */
+        if( zNamed && strcmp(zType, "trigger")==0
+         && sqlitetriggers_log_rule_is_own(db, zOn, zSql, azName, nName, &rc) ){
+          zNamed = 0;
+        }
       }
       if( zNamed ){
         zFound = sqlite3_mprintf("the %s \"%s\"%s%s%s is not the durable log's, and reaches "

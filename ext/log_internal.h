@@ -75,6 +75,17 @@ int sqlitetriggers_log_read_table(sqlite3 *db, const char *zTable, int iTable, i
                                   LogTable *pTab, char **pzErr);
 void sqlitetriggers_log_table_clear(LogTable *pTab);
 char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind, int isEarlier, int *pRc);
+char *sqlitetriggers_log_unlog_sql(const LogTable *pTab, int iTable, int *pRc);
+/* How that statement starts (log_rules.c strips it by this). */
+#define LOG_UNLOG_START "DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1 "
+
+/* ---- log_rules.c ------------------------------------------------------ */
+
+char *sqlitetriggers_log_rule_sql(sqlite3 *db, const char *zTable, const char *zSql, int *pRc);
+int sqlitetriggers_log_rule_is_own(sqlite3 *db, const char *zOn, const char *zSql,
+                                   const char *const *azState, int nState, int *pRc);
+void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isInstall, int *pRc, char **pzErr);
+void sqlitetriggers_log_rule_sql_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* ---- durable_log.c ---------------------------------------------------- */
 

@@ -204,6 +204,11 @@ int sqlitetriggers_sql_calls(const char *zSql, const char *zFunc){
   return zSql && zOnly && sqlCallsGuardedFunction(zSql, zOnly)!=0;
 }
 
+/* readToken() for the other files: the token at z, as SQLite reads it. */
+int sqlitetriggers_sql_token(const char *z, int *pnSkip, const char **pzName, int *pnName, int *pIsString){
+  return readToken(z, pnSkip, pzName, pnName, pIsString);
+}
+
 /* 1 when the token (zName, nName) is the word zWord, ASCII case-insensitively. */
 static int tokenIs(const char *zName, int nName, const char *zWord){
   return zName && (int)strlen(zWord)==nName && sqlite3_strnicmp(zName, zWord, nName)==0;

@@ -214,6 +214,7 @@ void sqlitetriggers_schema_guard_joined(Connection *p);
 void sqlitetriggers_forget_schema_checks(Connection *p);
 int sqlitetriggers_sql_is_lone_call(const char *zSql, const char *zFunc);
 const char *sqlitetriggers_sql_names(const char *zSql, const char *const *azName, int nName);
+int sqlitetriggers_sql_token(const char *z, int *pnSkip, const char **pzName, int *pnName, int *pIsString);
 
 /* uuid.c */
 int sqlitetriggers_register_uuid_functions(sqlite3 *db, Connection *p);

@@ -26,6 +26,11 @@ package struct PersistentTrigger: Sendable, Equatable {
     package let name: String
     /// `CREATE TRIGGER "name" ...`, as `sqlite_schema` will hold it.
     package let sql: String
+
+    package init(name: String, sql: String) {
+        self.name = name
+        self.sql = sql
+    }
 }
 
 /// `.now` in a persistent rule: the connection's clock where SQLiteTriggers

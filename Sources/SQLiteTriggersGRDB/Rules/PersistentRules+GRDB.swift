@@ -164,10 +164,21 @@ extension RuleSet {
     /// rule, when one cannot persist or its table is not in the file.
     private func persistentTriggers(_ db: Database) throws -> [(rule: TempTrigger, triggers: [PersistentTrigger])] {
         let builtin = try builtinFunctions(db)
+        let hasDurableLog = try db.tableExists("sqlitetriggers_log_tables", in: "main")
         return try rules.map { rule in
-            let triggers: [PersistentTrigger]
+            var triggers: [PersistentTrigger]
             do {
                 triggers = try rule.persistentTriggers()
+                // A rule that stamps the row it fired on, on a logged table,
+                // takes back the change its own write logged: one write is
+                // one change from every writer (ext/log_rules.c, which the
+                // log's install applies to the rules installed before it).
+                if hasDurableLog {
+                    triggers = try triggers.map { trigger in
+                        PersistentTrigger(name: trigger.name, sql: try String.fetchOne(db, sql: "SELECT sqlitetriggers_log_rule_sql(?, ?)",
+                                                                                        arguments: [rule.tableName, trigger.sql]) ?? trigger.sql)
+                    }
+                }
             } catch let error as PersistenceRefusal {
                 throw DatabaseError(resultCode: .SQLITE_MISUSE, message:
                     "rule \"\(error.rule)\" cannot be installed persistently: \(error.reason)")

@@ -142,10 +142,10 @@ private func isSubsecondTime(_ text: String?) -> Bool {
     }
 
     /// A rule set's insert touch and update touch of a table stamp a new
-    /// row in one write: the durable log sees the insert and one update
-    /// from every writer (three writes and three changes before: the update
-    /// touch fired on the insert touch's UPDATE), and a new row's updatedAt
-    /// is still its creation time.
+    /// row in one write (three writes before: the update touch fired on the
+    /// insert touch's UPDATE), and a new row's updatedAt is still its
+    /// creation time. The durable log sees one insert from every writer: the
+    /// stamp takes back the change its own UPDATE logged (ext/log_rules.c).
     @Test func aNewRowsStampsAreOneWriteForEveryWriter() throws {
         let (pool, cleanup) = try EveryWriter.migratedFile()
         defer { cleanup() }
@@ -161,13 +161,12 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         let changes = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT rowKey, kind FROM sqlitetriggers_changes ORDER BY id").map { "\($0[0] as Int64) \($0[1] as String)" }
         }
-        #expect(changes == ["1 insert", "1 update", "2 insert", "2 update", "3 insert", "3 update"])
+        #expect(changes == ["1 insert", "2 insert", "3 insert"])
         for row in try pool.read({ db in try Row.fetchAll(db, sql: "SELECT createdAt, updatedAt FROM everyWriterNotes") }) {
             #expect(isSubsecondTime(row["createdAt"]) && row["createdAt"] as String? == row["updatedAt"] as String?)
         }
-        // Net, a writer with the extension folds its stamp into the insert.
-        let batch = try pool.read { db in try db.durableBatch(for: "audit", of: FeedTable("everyWriterNotes") { _ in () }, net: true) }
-        #expect(batch.changes.map(\.kind) == [.inserted, .updated, .inserted, .inserted])
+        let batch = try pool.read { db in try db.durableBatch(for: "audit", of: FeedTable("everyWriterNotes") { _ in () }, net: false) }
+        #expect(batch.changes.map(\.kind) == [.inserted, .inserted, .inserted])
         // An insert that gives createdAt is not touched: its updatedAt is
         // the statement's, as before.
         try pool.write { db in
@@ -175,14 +174,70 @@ private func isSubsecondTime(_ text: String?) -> Bool {
         }
         #expect(try pool.read { db in try String.fetchOne(db, sql: "SELECT coalesce(updatedAt, 'NULL') FROM everyWriterNotes WHERE id = 4") } == "NULL")
         // REPLACE with recursive_triggers ON, from a writer without the
-        // extension: one stamp write (one logged update of the key), text.
+        // extension: one stamp write, text, and the stamp's change taken back
+        // (the REPLACE logs the old row's deletion and the new one's insert).
         let replaced = try shell(pool.path, loading: false, """
             PRAGMA recursive_triggers = ON;
             INSERT OR REPLACE INTO everyWriterNotes(id, title) VALUES (1, 'replaced');
             SELECT typeof(createdAt), typeof(updatedAt), createdAt = updatedAt FROM everyWriterNotes WHERE id = 1;
             SELECT count(*) FROM sqlitetriggers_changes WHERE rowKey = 1 AND kind = 'update' AND id > (SELECT max(id) FROM sqlitetriggers_changes WHERE rowKey = 1 AND kind = 'insert') - 1;
             """)
-        #expect(replaced.status == 0 && replaced.output == "text|text|1\n1\n", "\(replaced.output)")
+        #expect(replaced.status == 0 && replaced.output == "text|text|1\n0\n", "\(replaced.output)")
+    }
+
+    /// One write is one change in the durable log from every writer (the
+    /// shell with and without the extension, Python, the app), an INSERT
+    /// and an UPDATE alike, whether the log came before the rules or after
+    /// them; uninstalling the log gives the rules their own text back.
+    @Test(arguments: [false, true])
+    func aWriteIsOneChangeFromEveryWriterWhicheverCameFirst(logFirst: Bool) throws {
+        let path = temporaryDatabasePath()
+        defer { removeDatabaseFiles(path) }
+        let pool = try DatabasePool(path: path, configuration: installingConfiguration())
+        try pool.write { db in
+            try db.execute(sql: EveryWriter.schema)
+            if logFirst { try db.installDurableLog(for: ["everyWriterNotes"]) }
+            try EveryWriter.rules.installPersistently(db)
+            if !logFirst { try db.installDurableLog(for: ["everyWriterNotes"]) }
+        }
+        let stamps = try pool.read { db in
+            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'everyWriterNotes' AND sql LIKE '%DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1%'")
+        }
+        #expect(stamps.count == 3, "the insert touch, its kept stamp and the update touch")
+        #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT sqlitetriggers_log_check()") } == 1)
+        func write(_ id: Int, _ writer: String) throws {
+            let insert = "INSERT INTO everyWriterNotes(id, title) VALUES (\(id), '\(writer)')"
+            let update = "UPDATE everyWriterNotes SET title = 'edited by \(writer)' WHERE id = \(id)"
+            let blank = "UPDATE everyWriterNotes SET createdAt = NULL, title = 'saved by \(writer)' WHERE id = \(id)"
+            switch writer {
+            case "shell", "shell with .load":
+                let result = try shell(path, loading: writer != "shell", "\(insert); \(update); \(blank);")
+                #expect(result.status == 0, "\(result.output)")
+            case "Python":
+                let python = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1], timeout=10, isolation_level=None)
+                    for sql in sys.argv[2:]: db.execute(sql)
+                    """, path, insert, update, blank])
+                #expect(python.status == 0, "\(python.output)")
+            default:
+                for sql in [insert, update, blank] { try pool.write { db in try db.execute(sql: sql) } }
+            }
+        }
+        for (id, writer) in ["shell", "shell with .load", "Python", "app"].enumerated() { try write(id + 1, writer) }
+        let changes = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT rowKey, kind FROM sqlitetriggers_changes ORDER BY id").map { "\($0[0] as Int64) \($0[1] as String)" }
+        }
+        #expect(changes == (1...4).flatMap { ["\($0) insert", "\($0) update", "\($0) update"] }, "\(changes)")
+        for row in try pool.read({ db in try Row.fetchAll(db, sql: "SELECT createdAt, updatedAt FROM everyWriterNotes") }) {
+            #expect(isSubsecondTime(row["createdAt"]) && isSubsecondTime(row["updatedAt"]), "every stamp was written")
+        }
+        try pool.write { db in try db.execute(sql: "SELECT sqlitetriggers_log_uninstall('everyWriterNotes')") }
+        #expect(try pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'everyWriterNotes' AND sql LIKE '%sqlitetriggers_log%'")
+        } == 0)
+        #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)
     }
 
     /// Folding happens only where it gives the same rows: not when the update

@@ -1,0 +1,363 @@
+/*
+** log_rules.c: RULES' WRITES.  A persistent rule that stamps the row it
+** fired on (a touch of SQLiteTriggersGRDB's RuleSet.installPersistently:
+** createdAt, updatedAt) writes that row a second time, and from a writer
+** without the extension each write was a change of its own in the log (tx
+** NULL: nothing tells one transaction from the next), so an INSERT was two
+** changes, an UPDATE two, and net folding could not join them.  A write is
+** one change: such a rule ends with the statement that
+** sqlitetriggers_log_unlog_sql() writes (log_triggers.c), which deletes the
+** change its own UPDATE logged.  Plain SQL, for every writer.
+**
+** THE SHAPE
+**   A trigger of main on a logged table T qualifies when it is AFTER INSERT
+**   or AFTER UPDATE [OF ...] and its last statement is UPDATE [OR ...] T.
+**   Then the change it fired on, of its row "new", is logged in the same
+**   statement by the log's own INSERT or UPDATE trigger (before the rule or
+**   after it: the order of a table's triggers does not matter), and the
+**   row the statement deletes was written during the rule's UPDATE, of that
+**   same key: changes() = 1 says the UPDATE changed a row, which the log's
+**   UPDATE trigger logged at the end of the log, and only a kind 2 of the
+**   key of "new" at the end is deleted (a row of another key is kept).  So
+**   a consumer reads that key once, the row read afresh: nothing is lost.
+**   Not BEFORE: a write that follows may change nothing (INSERT OR IGNORE).
+**   Only after the last statement: changes() counts the statement before.
+**   A key the rule's UPDATE changes is logged as a deletion and an insert,
+**   never deleted.  An update that fails undoes the statement with it.
+**
+** SAFETY
+**   Such a rule names the log, which no object of the file but the log's
+**   own may (log_check.c).  It is the log's own when its text is exactly a
+**   qualifying trigger with that statement on a line of its own before the
+**   final END (two spaces, the statement, a line end), naming the log's
+**   state nowhere else: the shape, not its author, is what makes it
+**   harmless, so a file may hold it.
+**
+** WHO WRITES IT
+**   Installing the log of T adds the statement to the rules of T that
+**   SQLiteTriggersGRDB's registry (sqlitetriggers_rules: triggerName,
+**   rule, tableName, sql) lists as installed, exactly as the file has them,
+**   and updates their sql there; uninstalling takes it away.  An install of
+**   rules asks sqlitetriggers_log_rule_sql(TABLE, SQL) for a rule's text
+**   as the log wants it.  A trigger written by hand is never rewritten.
+*/
+#include "log_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- reading a trigger's text ------------------------------------------ */
+
+typedef struct RuleToken RuleToken;
+struct RuleToken {
+  const char *z;      /* where it starts in the text */
+  int n;              /* its length */
+  const char *zName;  /* a name's text (quotes not undone), or NULL */
+  int nName;
+  int isWord;         /* a bare name: a keyword where one is expected */
+};
+
+/* The tokens of zSql in *paTok (sqlite3_free it); their number, or -1
+** when out of memory. */
+static int ruleTokens(const char *zSql, RuleToken **paTok){
+  RuleToken *aTok = 0;
+  int nTok = 0, nAlloc = 0, n, nSkip, isString;
+  const char *z = zSql;
+  *paTok = 0;
+  for(;;){
+    RuleToken tok;
+    n = sqlitetriggers_sql_token(z, &nSkip, &tok.zName, &tok.nName, &isString);
+    if( n==0 ) break;
+    tok.z = z + nSkip;
+    tok.n = n;
+    tok.isWord = tok.zName!=0 && tok.zName==tok.z;
+    if( isString ) tok.zName = 0;
+    z += nSkip + n;
+    if( nTok==nAlloc ){
+      RuleToken *aNew;
+      nAlloc = nAlloc ? nAlloc*2 : 64;
+      aNew = sqlite3_realloc64(aTok, (sqlite3_uint64)nAlloc*sizeof(RuleToken));
+      if( aNew==0 ){ sqlite3_free(aTok); return -1; }
+      aTok = aNew;
+    }
+    aTok[nTok++] = tok;
+  }
+  *paTok = aTok;
+  return nTok;
+}
+
+static int ruleIsWord(const RuleToken *p, const char *zWord){
+  return p->isWord && (int)strlen(zWord)==p->nName && sqlite3_strnicmp(p->zName, zWord, p->nName)==0;
+}
+
+static int ruleIsChar(const RuleToken *p, char c){
+  return p->zName==0 && p->n==1 && p->z[0]==c;
+}
+
+/* Whether the name token p is zTable, its quotes undone, as SQLite
+** compares names (ASCII case-insensitively). */
+static int ruleNamesTable(const RuleToken *p, const char *zTable){
+  int i = 0, j = 0, isQuoted;
+  if( p->zName==0 ) return 0;
+  isQuoted = !p->isWord;
+  while( i<p->nName ){
+    char c = p->zName[i];
+    if( zTable[j]==0 ) return 0;
+    if( sqlite3_strnicmp(&c, &zTable[j], 1)!=0 ) return 0;
+    /* A doubled closing quote inside a quoted name is one character. */
+    i += isQuoted && i+1<p->nName && c==p->z[p->n-1] && p->zName[i+1]==c ? 2 : 1;
+    j++;
+  }
+  return zTable[j]==0;
+}
+
+/*
+** THE SHAPE: 1 when zSql is CREATE TRIGGER ... AFTER INSERT or AFTER
+** UPDATE ... whose last statement is UPDATE [OR ...] zTable, with *piEnd
+** the offset of its final END; else 0 (-1 when out of memory).
+*/
+static int ruleStampsItsRow(const char *zSql, const char *zTable, int *piEnd){
+  RuleToken *aTok;
+  int nTok = ruleTokens(zSql, &aTok), i = 2, k, isShape = 0;
+  if( nTok<0 ) return -1;
+  if( nTok>8 && ruleIsWord(&aTok[0], "create") && ruleIsWord(&aTok[1], "trigger") ){
+    if( ruleIsWord(&aTok[i], "if") ) i += 3;
+    if( i+1<nTok && ruleIsChar(&aTok[i+1], '.') ) i += 2;
+    i++;
+    isShape = i+1<nTok && ruleIsWord(&aTok[i], "after")
+           && (ruleIsWord(&aTok[i+1], "insert") || ruleIsWord(&aTok[i+1], "update"))
+           && ruleIsWord(&aTok[nTok-1], "end") && ruleIsChar(&aTok[nTok-2], ';');
+  }
+  if( isShape ){
+    /* The last statement's start: an UPDATE after ';' or BEGIN (an
+    ** upsert's DO UPDATE and the event's UPDATE follow other words). */
+    isShape = 0;
+    for(k=nTok-3; k>i+1 && !ruleIsChar(&aTok[k], ';'); k--){
+      if( ruleIsWord(&aTok[k], "update") && (ruleIsChar(&aTok[k-1], ';') || ruleIsWord(&aTok[k-1], "begin")) ){
+        int j = k+1;
+        if( j<nTok && ruleIsWord(&aTok[j], "or") ) j += 2;
+        isShape = j+1<nTok && ruleNamesTable(&aTok[j], zTable) && !ruleIsChar(&aTok[j+1], '.');
+        break;
+      }
+    }
+  }
+  if( isShape ) *piEnd = (int)(aTok[nTok-1].z - zSql);
+  sqlite3_free(aTok);
+  return isShape;
+}
+
+/* The offset of the line before zSql's final END (at iEnd) when that line
+** is the statement sqlitetriggers_log_unlog_sql() writes, else -1. */
+static int ruleUnlogLine(const char *zSql, int iEnd){
+  static const char zStart[] = "  " LOG_UNLOG_START;
+  int i;
+  if( iEnd<2 || zSql[iEnd-1]!='\n' || zSql[iEnd-2]!=';' ) return -1;
+  for(i=iEnd-2; i>0 && zSql[i-1]!='\n'; i--){}
+  if( i==0 || strncmp(zSql+i, zStart, sizeof(zStart)-1)!=0 ) return -1;
+  return i;
+}
+
+/* The offset of zSql's final END, or -1 (-2 out of memory). */
+static int ruleFinalEnd(const char *zSql){
+  RuleToken *aTok;
+  int nTok = ruleTokens(zSql, &aTok), iEnd = -1;
+  if( nTok<0 ) return -2;
+  if( nTok>0 && ruleIsWord(&aTok[nTok-1], "end") ) iEnd = (int)(aTok[nTok-1].z - zSql);
+  sqlite3_free(aTok);
+  return iEnd;
+}
+
+/*
+** zSql without the statement (*pzWithout, sqlite3_free it), and whether
+** that has THE SHAPE on zTable (1; 0 not; -1 out of memory); *pHas: it
+** had the statement.
+*/
+static int ruleWithout(const char *zSql, const char *zTable, char **pzWithout, int *pHas){
+  int iEnd = ruleFinalEnd(zSql), iCut, iShapeEnd;
+  *pzWithout = 0;
+  *pHas = 0;
+  if( iEnd==-2 ) return -1;
+  if( iEnd<0 ) return 0;
+  iCut = ruleUnlogLine(zSql, iEnd);
+  *pHas = iCut>=0;
+  if( iCut<0 ) iCut = iEnd;
+  *pzWithout = sqlite3_mprintf("%.*s%s", iCut, zSql, zSql + iEnd);
+  if( *pzWithout==0 ) return -1;
+  return ruleStampsItsRow(*pzWithout, zTable, &iShapeEnd);
+}
+
+/* zWithout (which has THE SHAPE) with zUnlog before its final END. */
+static char *ruleWith(const char *zWithout, const char *zTable, const char *zUnlog){
+  int iEnd;
+  if( ruleStampsItsRow(zWithout, zTable, &iEnd)!=1 ) return 0;
+  return sqlite3_mprintf("%.*s  %s\n%s", iEnd, zWithout, zUnlog, zWithout + iEnd);
+}
+
+/* ---- the logged table's statement ------------------------------------- */
+
+/* The statement for the log on main.zTable, or NULL when it is not logged
+** (or out of memory: *pRc).  The log is found by its INSERT trigger, which
+** follows a RENAME TO, as sqlitetriggers_log_check() does. */
+static char *ruleUnlogFor(sqlite3 *db, const char *zTable, int *pRc){
+  char *zId, *zErr = 0, *zUnlog = 0;
+  LogTable tab;
+  int rc;
+  zId = sqlitetriggers_log_query_text(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table'"
+      " AND name = 'sqlitetriggers_log_tables'", 0, pRc);
+  if( zId==0 ) return 0;
+  sqlite3_free(zId);
+  zId = sqlitetriggers_log_query_text(db, "SELECT t.id FROM main.sqlite_schema AS s, main.sqlitetriggers_log_tables AS t"
+      " WHERE s.type = 'trigger' AND s.name = 'sqlitetriggers_log_' || t.id || '_insert'"
+      " AND s.tbl_name = ?1 COLLATE NOCASE", zTable, pRc);
+  if( zId==0 ) return 0;
+  rc = sqlitetriggers_log_read_table(db, zTable, atoi(zId), 0, &tab, &zErr);
+  if( rc==SQLITE_OK ) zUnlog = sqlitetriggers_log_unlog_sql(&tab, atoi(zId), &rc);
+  /* A table the log could not install (a refusal) has no statement. */
+  if( rc==SQLITE_ERROR ) rc = SQLITE_OK;
+  sqlitetriggers_log_table_clear(&tab);
+  sqlite3_free(zErr);
+  sqlite3_free(zId);
+  *pRc = rc;
+  return zUnlog;
+}
+
+/*
+** The text of a rule of main.zTable as the log wants it: zSql with the
+** statement when it has THE SHAPE and zTable is logged, else zSql without
+** it; a fresh string, or NULL with *pRc set.
+*/
+char *sqlitetriggers_log_rule_sql(sqlite3 *db, const char *zTable, const char *zSql, int *pRc){
+  char *zWithout = 0, *zUnlog, *zOut = 0;
+  int isShape, hasUnlog;
+  if( *pRc!=SQLITE_OK ) return 0;
+  isShape = ruleWithout(zSql, zTable, &zWithout, &hasUnlog);
+  if( isShape<0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  zUnlog = isShape ? ruleUnlogFor(db, zTable, pRc) : 0;
+  if( *pRc==SQLITE_OK ){
+    zOut = zUnlog ? ruleWith(zWithout, zTable, zUnlog)
+         : sqlite3_mprintf("%s", isShape || hasUnlog ? zWithout : zSql);
+    if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zUnlog);
+  sqlite3_free(zWithout);
+  return zOut;
+}
+
+/*
+** SAFETY: 1 when the trigger zSql on main.zOn, which names the log's state,
+** is the log's own: exactly what sqlitetriggers_log_rule_sql() makes of a
+** trigger of THE SHAPE that names none of azState[0..nState).
+*/
+int sqlitetriggers_log_rule_is_own(sqlite3 *db, const char *zOn, const char *zSql,
+                                   const char *const *azState, int nState, int *pRc){
+  char *zWithout = 0, *zUnlog = 0, *zWant = 0;
+  int isShape, hasUnlog, isOwn = 0;
+  if( *pRc!=SQLITE_OK ) return 0;
+  isShape = ruleWithout(zSql, zOn, &zWithout, &hasUnlog);
+  if( isShape<0 ) *pRc = SQLITE_NOMEM;
+  if( isShape==1 && hasUnlog && sqlitetriggers_sql_names(zWithout, azState, nState)==0 ){
+    zUnlog = ruleUnlogFor(db, zOn, pRc);
+    if( zUnlog ){
+      zWant = ruleWith(zWithout, zOn, zUnlog);
+      if( zWant==0 ) *pRc = SQLITE_NOMEM;
+      isOwn = zWant && strcmp(zWant, zSql)==0;
+    }
+  }
+  sqlite3_free(zWant);
+  sqlite3_free(zUnlog);
+  sqlite3_free(zWithout);
+  return isOwn;
+}
+
+/* ---- the registry's rules ---------------------------------------------- */
+
+/*
+** WHO WRITES IT: the rules of main.zTable that the registry lists as
+** installed, exactly as the file has them, rewritten with the statement
+** (isInstall, after the log of zTable is installed) or without it (before
+** it is uninstalled), in the caller's transaction.  No registry, or one in
+** another shape (SQLiteTriggersGRDB refuses it, naming it), has no rules.
+*/
+void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isInstall, int *pRc, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  char **azName = 0, **azSql = 0;
+  int nRule = 0, nAlloc = 0, i, rc = *pRc;
+  char *zExists;
+  if( rc!=SQLITE_OK ) return;
+  zExists = sqlitetriggers_log_query_text(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table'"
+      " AND name = 'sqlitetriggers_rules'", 0, &rc);
+  if( zExists==0 ){ *pRc = rc; return; }
+  sqlite3_free(zExists);
+  /* Read first, written after: the schema changes under the loop. */
+  if( sqlite3_prepare_v2(db, "SELECT s.name, s.sql FROM main.sqlitetriggers_rules AS r, main.sqlite_schema AS s"
+      " WHERE s.type = 'trigger' AND s.name = r.triggerName AND s.sql = r.sql"
+      " AND s.tbl_name = ?1 COLLATE NOCASE AND r.tableName = s.tbl_name", -1, &pStmt, 0)!=SQLITE_OK ){
+    sqlite3_finalize(pStmt);
+    return;
+  }
+  sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
+    const char *zSql = (const char*)sqlite3_column_text(pStmt, 1);
+    char *zNew = 0, *zWithout = 0;
+    int hasUnlog, isShape;
+    if( zName==0 || zSql==0 ){ rc = SQLITE_NOMEM; break; }
+    if( isInstall ){
+      zNew = sqlitetriggers_log_rule_sql(db, zTable, zSql, &rc);
+    }else{
+      isShape = ruleWithout(zSql, zTable, &zWithout, &hasUnlog);
+      if( isShape<0 ) rc = SQLITE_NOMEM;
+      else if( hasUnlog ){ zNew = zWithout; zWithout = 0; }
+    }
+    sqlite3_free(zWithout);
+    if( zNew && strcmp(zNew, zSql)!=0 ){
+      if( nRule==nAlloc ){
+        char **azN, **azS;
+        nAlloc = nAlloc ? nAlloc*2 : 8;
+        azN = sqlite3_realloc64(azName, (sqlite3_uint64)nAlloc*sizeof(char*));
+        if( azN ) azName = azN;
+        azS = azN ? sqlite3_realloc64(azSql, (sqlite3_uint64)nAlloc*sizeof(char*)) : 0;
+        if( azS ) azSql = azS;
+        if( azN==0 || azS==0 ){ sqlite3_free(zNew); rc = SQLITE_NOMEM; break; }
+      }
+      azName[nRule] = sqlite3_mprintf("%s", zName);
+      azSql[nRule] = zNew;
+      if( azName[nRule++]==0 ) rc = SQLITE_NOMEM;
+    }else{
+      sqlite3_free(zNew);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  for(i=0; i<nRule && rc==SQLITE_OK; i++){
+    char *zDo = sqlite3_mprintf("DROP TRIGGER main.\"%w\"; %s; UPDATE main.sqlitetriggers_rules SET sql ="
+        " (SELECT sql FROM main.sqlite_schema WHERE type = 'trigger' AND name = %Q) WHERE triggerName = %Q",
+        azName[i], azSql[i], azName[i], azName[i]);
+    rc = zDo ? sqlite3_exec(db, zDo, 0, 0, pzErr) : SQLITE_NOMEM;
+    sqlite3_free(zDo);
+  }
+  for(i=0; i<nRule; i++){ sqlite3_free(azName[i]); sqlite3_free(azSql[i]); }
+  sqlite3_free(azName);
+  sqlite3_free(azSql);
+  *pRc = rc;
+}
+
+/* sqlitetriggers_log_rule_sql(TABLE, SQL): the rule's text as the log
+** wants it (an install of persistent rules asks). */
+void sqlitetriggers_log_rule_sql_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char zFunc[] = "sqlitetriggers_log_rule_sql";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zTable, *zSql;
+  char *zOut;
+  int rc = SQLITE_OK;
+  (void)argc;
+  zTable = sqlitetriggers_name_argument(ctx, zFunc, argv[0], "a table name");
+  if( zTable==0 ) return;
+  zSql = sqlitetriggers_name_argument(ctx, zFunc, argv[1], "a trigger's SQL");
+  if( zSql==0 ) return;
+  zOut = sqlitetriggers_log_rule_sql(db, zTable, zSql, &rc);
+  if( sqlitetriggers_log_report(ctx, zFunc, rc, rc==SQLITE_NOMEM ? 0 : sqlite3_errmsg(db)) ){
+    sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+    zOut = 0;
+  }
+  sqlite3_free(zOut);
+}
