@@ -31,7 +31,7 @@ for version in 3.39.4.0 3.43.2.0 3.51.0.0; do
 ${version%.0}" ]; then passed=$((passed + 1)); else
       echo "FAIL the stand-in CLI should run SQLite ${version%.0} with recursive_triggers=$recursive: $seen"; failed=$((failed + 1))
     fi
-    summary=$(cd "$root" && SQLITE3=$cli SUITES="uuid time callback schema_guard controls durable_log durable_log_sync log_forgery" \
+    summary=$(cd "$root" && SQLITE3=$cli SUITES="uuid time callback schema_guard controls durable_log durable_log_sync log_forgery log_rules" \
       bash Tests/shell/run.sh 2>&1 | tee "$work/log" | tail -n 1)
     grep -E '^FAIL|^  ' "$work/log" | head -n 40
     echo "SQLite ${version%.0} (apsw), recursive_triggers=$recursive: ${summary#shell: }"
