@@ -74,7 +74,10 @@
 **   This file: the format, the shared objects, installing and
 **   uninstalling, and the registration.  log_triggers.c: a table's
 **   triggers (the per-table part of the format, TOMBSTONES).
-**   log_stamp.c: TRANSACTIONS and ORIGINS.  log_check.c:
+**   log_stamp.c: TRANSACTIONS and ORIGINS.  log_rules.c: RULES' WRITES,
+**   a persistent rule's stamp of its row as part of that row's change
+**   (sqlitetriggers_log_rule_sql(TABLE, SQL) gives a rule's text as the
+**   log wants it).  log_check.c:
 **   sqlitetriggers_log_check() and SAFETY.  log_upgrade.c: format 1's
 **   upgrade.  log_wakeup.c: waking readers.  log_internal.h: what they
 **   share.
@@ -139,6 +142,8 @@
 **   sqlitetriggers_log_stamp()
 **       1: every connection with the extension stamps (TRANSACTIONS); kept
 **       for hosts written against earlier versions.
+**   sqlitetriggers_log_rule_sql(TABLE, SQL)
+**       A rule's text as the log wants it (RULES' WRITES, log_rules.c).
 **   sqlitetriggers_log_check()
 **       The number of logged tables, or an error naming the first table
 **       whose triggers are not what an install would write now (dropped,

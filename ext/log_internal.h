@@ -3,8 +3,8 @@
 ** THE FORMAT and the shared objects, installing and uninstalling;
 ** log_triggers.c a table's triggers (and TOMBSTONES); log_check.c
 ** sqlitetriggers_log_check() and SAFETY; log_stamp.c TRANSACTIONS and
-** ORIGINS; log_upgrade.c the upgrade from format 1; log_wakeup.c the
-** readers' wake-ups.
+** ORIGINS; log_rules.c RULES' WRITES; log_upgrade.c the upgrade from
+** format 1; log_wakeup.c the readers' wake-ups.
 */
 #ifndef SQLITETRIGGERS_LOG_INTERNAL_H
 #define SQLITETRIGGERS_LOG_INTERNAL_H
