@@ -76,8 +76,6 @@ int sqlitetriggers_log_read_table(sqlite3 *db, const char *zTable, int iTable, i
 void sqlitetriggers_log_table_clear(LogTable *pTab);
 char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind, int isEarlier, int *pRc);
 char *sqlitetriggers_log_unlog_sql(const LogTable *pTab, int iTable, int *pRc);
-/* How that statement starts (log_rules.c strips it by this). */
-#define LOG_UNLOG_START "DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1 "
 
 /* ---- log_rules.c ------------------------------------------------------ */
 

@@ -28,10 +28,11 @@
 ** SAFETY
 **   Such a rule names the log, which no object of the file but the log's
 **   own may (log_check.c).  It is the log's own when its text is exactly a
-**   qualifying trigger with that statement on a line of its own before the
-**   final END (two spaces, the statement, a line end), naming the log's
-**   state nowhere else: the shape, not its author, is what makes it
-**   harmless, so a file may hold it.
+**   qualifying trigger with that statement on a line of its own right
+**   after its last statement (a line end, two spaces, the statement as
+**   the log on T writes it now, then only END), naming the log's state
+**   nowhere else: the shape, not its author, is what makes it harmless, so
+**   a file may hold it.
 **
 ** WHO WRITES IT
 **   Installing the log of T adds the statement to the rules of T that
@@ -113,10 +114,10 @@ static int ruleNamesTable(const RuleToken *p, const char *zTable){
 
 /*
 ** THE SHAPE: 1 when zSql is CREATE TRIGGER ... AFTER INSERT or AFTER
-** UPDATE ... whose last statement is UPDATE [OR ...] zTable, with *piEnd
-** the offset of its final END; else 0 (-1 when out of memory).
+** UPDATE ... whose last statement is UPDATE [OR ...] zTable, with *piAfter
+** the offset just after that statement's ';'; else 0 (-1 out of memory).
 */
-static int ruleStampsItsRow(const char *zSql, const char *zTable, int *piEnd){
+static int ruleStampsItsRow(const char *zSql, const char *zTable, int *piAfter){
   RuleToken *aTok;
   int nTok = ruleTokens(zSql, &aTok), i = 2, k, isShape = 0;
   if( nTok<0 ) return -1;
@@ -141,56 +142,52 @@ static int ruleStampsItsRow(const char *zSql, const char *zTable, int *piEnd){
       }
     }
   }
-  if( isShape ) *piEnd = (int)(aTok[nTok-1].z - zSql);
+  if( isShape ) *piAfter = (int)(aTok[nTok-2].z - zSql) + 1;
   sqlite3_free(aTok);
   return isShape;
 }
 
-/* The offset of the line before zSql's final END (at iEnd) when that line
-** is the statement sqlitetriggers_log_unlog_sql() writes, else -1. */
-static int ruleUnlogLine(const char *zSql, int iEnd){
-  static const char zStart[] = "  " LOG_UNLOG_START;
-  int i;
-  if( iEnd<2 || zSql[iEnd-1]!='\n' || zSql[iEnd-2]!=';' ) return -1;
-  for(i=iEnd-2; i>0 && zSql[i-1]!='\n'; i--){}
-  if( i==0 || strncmp(zSql+i, zStart, sizeof(zStart)-1)!=0 ) return -1;
-  return i;
-}
-
-/* The offset of zSql's final END, or -1 (-2 out of memory). */
-static int ruleFinalEnd(const char *zSql){
-  RuleToken *aTok;
-  int nTok = ruleTokens(zSql, &aTok), iEnd = -1;
-  if( nTok<0 ) return -2;
-  if( nTok>0 && ruleIsWord(&aTok[nTok-1], "end") ) iEnd = (int)(aTok[nTok-1].z - zSql);
-  sqlite3_free(aTok);
-  return iEnd;
-}
+/* How the statement stands in a rule: on a line of its own after the
+** rule's last statement. */
+#define RULE_UNLOG_LEAD "\n  "
 
 /*
-** zSql without the statement (*pzWithout, sqlite3_free it), and whether
-** that has THE SHAPE on zTable (1; 0 not; -1 out of memory); *pHas: it
-** had the statement.
+** zSql without the statement zUnlog (*pzWithout, sqlite3_free it; zUnlog
+** NULL: zSql), and whether that has THE SHAPE on zTable (1; 0 not; -1 out
+** of memory); *pHas: zSql had it, as ruleWith() puts it: RULE_UNLOG_LEAD
+** and zUnlog, then only the final END.
 */
-static int ruleWithout(const char *zSql, const char *zTable, char **pzWithout, int *pHas){
-  int iEnd = ruleFinalEnd(zSql), iCut, iShapeEnd;
-  *pzWithout = 0;
+static int ruleWithout(const char *zSql, const char *zTable, const char *zUnlog, char **pzWithout, int *pHas){
+  int iAfter;
   *pHas = 0;
-  if( iEnd==-2 ) return -1;
-  if( iEnd<0 ) return 0;
-  iCut = ruleUnlogLine(zSql, iEnd);
-  *pHas = iCut>=0;
-  if( iCut<0 ) iCut = iEnd;
-  *pzWithout = sqlite3_mprintf("%.*s%s", iCut, zSql, zSql + iEnd);
+  *pzWithout = 0;
+  if( zUnlog ){
+    char *zLine = sqlite3_mprintf(RULE_UNLOG_LEAD "%s", zUnlog);
+    const char *zAt, *zLast = 0;
+    if( zLine==0 ) return -1;
+    for(zAt = strstr(zSql, zLine); zAt; zAt = strstr(zAt + 1, zLine)) zLast = zAt;
+    if( zLast ){
+      RuleToken *aTok;
+      int nTok = ruleTokens(zLast + strlen(zLine), &aTok);
+      if( nTok<0 ){ sqlite3_free(zLine); return -1; }
+      *pHas = nTok==1 && ruleIsWord(&aTok[0], "end");
+      sqlite3_free(aTok);
+    }
+    if( *pHas ){
+      *pzWithout = sqlite3_mprintf("%.*s%s", (int)(zLast - zSql), zSql, zLast + strlen(zLine));
+    }
+    sqlite3_free(zLine);
+  }
+  if( !*pHas ) *pzWithout = sqlite3_mprintf("%s", zSql);
   if( *pzWithout==0 ) return -1;
-  return ruleStampsItsRow(*pzWithout, zTable, &iShapeEnd);
+  return ruleStampsItsRow(*pzWithout, zTable, &iAfter);
 }
 
-/* zWithout (which has THE SHAPE) with zUnlog before its final END. */
+/* zWithout (which has THE SHAPE) with zUnlog after its last statement. */
 static char *ruleWith(const char *zWithout, const char *zTable, const char *zUnlog){
-  int iEnd;
-  if( ruleStampsItsRow(zWithout, zTable, &iEnd)!=1 ) return 0;
-  return sqlite3_mprintf("%.*s  %s\n%s", iEnd, zWithout, zUnlog, zWithout + iEnd);
+  int iAfter;
+  if( ruleStampsItsRow(zWithout, zTable, &iAfter)!=1 ) return 0;
+  return sqlite3_mprintf("%.*s" RULE_UNLOG_LEAD "%s%s", iAfter, zWithout, zUnlog, zWithout + iAfter);
 }
 
 /* ---- the logged table's statement ------------------------------------- */
@@ -202,6 +199,7 @@ static char *ruleUnlogFor(sqlite3 *db, const char *zTable, int *pRc){
   char *zId, *zErr = 0, *zUnlog = 0;
   LogTable tab;
   int rc;
+  if( *pRc!=SQLITE_OK ) return 0;
   zId = sqlitetriggers_log_query_text(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table'"
       " AND name = 'sqlitetriggers_log_tables'", 0, pRc);
   if( zId==0 ) return 0;
@@ -223,19 +221,19 @@ static char *ruleUnlogFor(sqlite3 *db, const char *zTable, int *pRc){
 
 /*
 ** The text of a rule of main.zTable as the log wants it: zSql with the
-** statement when it has THE SHAPE and zTable is logged, else zSql without
-** it; a fresh string, or NULL with *pRc set.
+** statement when it has THE SHAPE and zTable is logged, else zSql as it
+** is; a fresh string, or NULL with *pRc set.
 */
 char *sqlitetriggers_log_rule_sql(sqlite3 *db, const char *zTable, const char *zSql, int *pRc){
   char *zWithout = 0, *zUnlog, *zOut = 0;
   int isShape, hasUnlog;
+  zUnlog = ruleUnlogFor(db, zTable, pRc);
   if( *pRc!=SQLITE_OK ) return 0;
-  isShape = ruleWithout(zSql, zTable, &zWithout, &hasUnlog);
-  if( isShape<0 ){ *pRc = SQLITE_NOMEM; return 0; }
-  zUnlog = isShape ? ruleUnlogFor(db, zTable, pRc) : 0;
-  if( *pRc==SQLITE_OK ){
-    zOut = zUnlog ? ruleWith(zWithout, zTable, zUnlog)
-         : sqlite3_mprintf("%s", isShape || hasUnlog ? zWithout : zSql);
+  isShape = ruleWithout(zSql, zTable, zUnlog, &zWithout, &hasUnlog);
+  if( isShape<0 ){
+    *pRc = SQLITE_NOMEM;
+  }else{
+    zOut = zUnlog && isShape ? ruleWith(zWithout, zTable, zUnlog) : sqlite3_mprintf("%s", zSql);
     if( zOut==0 ) *pRc = SQLITE_NOMEM;
   }
   sqlite3_free(zUnlog);
@@ -250,18 +248,16 @@ char *sqlitetriggers_log_rule_sql(sqlite3 *db, const char *zTable, const char *z
 */
 int sqlitetriggers_log_rule_is_own(sqlite3 *db, const char *zOn, const char *zSql,
                                    const char *const *azState, int nState, int *pRc){
-  char *zWithout = 0, *zUnlog = 0, *zWant = 0;
+  char *zWithout = 0, *zUnlog, *zWant = 0;
   int isShape, hasUnlog, isOwn = 0;
-  if( *pRc!=SQLITE_OK ) return 0;
-  isShape = ruleWithout(zSql, zOn, &zWithout, &hasUnlog);
+  zUnlog = ruleUnlogFor(db, zOn, pRc);
+  if( zUnlog==0 ) return 0;
+  isShape = ruleWithout(zSql, zOn, zUnlog, &zWithout, &hasUnlog);
   if( isShape<0 ) *pRc = SQLITE_NOMEM;
   if( isShape==1 && hasUnlog && sqlitetriggers_sql_names(zWithout, azState, nState)==0 ){
-    zUnlog = ruleUnlogFor(db, zOn, pRc);
-    if( zUnlog ){
-      zWant = ruleWith(zWithout, zOn, zUnlog);
-      if( zWant==0 ) *pRc = SQLITE_NOMEM;
-      isOwn = zWant && strcmp(zWant, zSql)==0;
-    }
+    zWant = ruleWith(zWithout, zOn, zUnlog);
+    if( zWant==0 ) *pRc = SQLITE_NOMEM;
+    isOwn = zWant && strcmp(zWant, zSql)==0;
   }
   sqlite3_free(zWant);
   sqlite3_free(zUnlog);
@@ -280,7 +276,7 @@ int sqlitetriggers_log_rule_is_own(sqlite3 *db, const char *zOn, const char *zSq
 */
 void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isInstall, int *pRc, char **pzErr){
   sqlite3_stmt *pStmt = 0;
-  char **azName = 0, **azSql = 0;
+  char **azName = 0, **azSql = 0, *zUnlog = 0;
   int nRule = 0, nAlloc = 0, i, rc = *pRc;
   char *zExists;
   if( rc!=SQLITE_OK ) return;
@@ -296,6 +292,8 @@ void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isIns
     return;
   }
   sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  /* Uninstalling: the statement as the log on zTable writes it now. */
+  if( !isInstall ) zUnlog = ruleUnlogFor(db, zTable, &rc);
   while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
     const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
     const char *zSql = (const char*)sqlite3_column_text(pStmt, 1);
@@ -305,7 +303,7 @@ void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isIns
     if( isInstall ){
       zNew = sqlitetriggers_log_rule_sql(db, zTable, zSql, &rc);
     }else{
-      isShape = ruleWithout(zSql, zTable, &zWithout, &hasUnlog);
+      isShape = ruleWithout(zSql, zTable, zUnlog, &zWithout, &hasUnlog);
       if( isShape<0 ) rc = SQLITE_NOMEM;
       else if( hasUnlog ){ zNew = zWithout; zWithout = 0; }
     }
@@ -336,6 +334,7 @@ void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isIns
     sqlite3_free(zDo);
   }
   for(i=0; i<nRule; i++){ sqlite3_free(azName[i]); sqlite3_free(azSql[i]); }
+  sqlite3_free(zUnlog);
   sqlite3_free(azName);
   sqlite3_free(azSql);
   *pRc = rc;

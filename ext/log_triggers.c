@@ -685,7 +685,7 @@ char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind
 char *sqlitetriggers_log_unlog_sql(const LogTable *pTab, int iTable, int *pRc){
   sqlite3_str *pOut = sqlite3_str_new(0);
   char *zOut;
-  sqlite3_str_appendf(pOut, LOG_UNLOG_START "AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") "
+  sqlite3_str_appendf(pOut, "DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1 AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") "
       "AND \"kind\" = 2 AND \"tableId\" = %d AND \"rowKey\" IS ", iTable);
   appendKey(pOut, pTab, "new");
   sqlite3_str_appendall(pOut, " COLLATE BINARY;");

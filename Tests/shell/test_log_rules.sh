@@ -196,3 +196,18 @@ Runtime error near line 4: refused (19)
 1|insert
 1|delete
 5|insert" "$db"
+
+# A rule written on one line (a rule set may hold rules written as SQL):
+# the statement goes on a line of its own, and comes out again.
+db=$(scratch_db)
+rules_plain "CREATE TABLE t(id INTEGER PRIMARY KEY, v, s); $RULES_REGISTRY
+CREATE TRIGGER r AFTER INSERT ON t BEGIN UPDATE t SET s = 'x' WHERE rowid = new.rowid; END; $RULES_REGISTER" "$db"
+check "a rule on one line is rewritten, checked, counted once, and given back" \
+  "SELECT sqlitetriggers_log_install('t'); SELECT sqlitetriggers_log_check(); INSERT INTO t(v) VALUES (1);
+SELECT rowKey, kind FROM sqlitetriggers_changes; SELECT sqlitetriggers_log_uninstall('t');
+SELECT sql FROM sqlite_schema WHERE name = 'r'; $RULES_REGISTERED_AS_IN_FILE" "1
+1
+1|insert
+1
+CREATE TRIGGER r AFTER INSERT ON t BEGIN UPDATE t SET s = 'x' WHERE rowid = new.rowid; END
+1" "$db"

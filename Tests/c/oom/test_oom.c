@@ -535,7 +535,13 @@ static void runLog(long iAt, int persistent){
   char zKeys[4096], zTable[4096];
   long nObjects;
   int rc;
-  if( sqlite3_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE)", 0, 0, 0)!=SQLITE_OK ){
+  /* A persistent rule the install rewrites (RULES' WRITES, log_rules.c). */
+  if( sqlite3_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE, s TEXT);"
+      "CREATE TABLE sqlitetriggers_rules(triggerName TEXT PRIMARY KEY NOT NULL, rule TEXT NOT NULL,"
+      " tableName TEXT NOT NULL, sql TEXT NOT NULL) WITHOUT ROWID;"
+      "CREATE TRIGGER stamp AFTER INSERT ON t BEGIN UPDATE t SET s = 'x' WHERE rowid = new.rowid; END;"
+      "INSERT INTO sqlitetriggers_rules SELECT name, name, tbl_name, sql FROM sqlite_schema WHERE name = 'stamp'",
+      0, 0, 0)!=SQLITE_OK ){
     fprintf(stderr, "oom: cannot set up: %s\n", sqlite3_errmsg(db));
     exit(2);
   }
@@ -552,12 +558,20 @@ static void runLog(long iAt, int persistent){
   }
   disarm();
   if( !sqlite3_get_autocommit(db) ) sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
-  nObjects = queryCount(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%'");
+  nObjects = queryCount(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%'"
+                            " AND name <> 'sqlitetriggers_rules'");
   expect(nObjects==0 || nObjects==N_LOG_OBJECTS, "the install is all or nothing", iAt, persistent);
   if( nObjects!=0 && nObjects!=N_LOG_OBJECTS && nFailed<=20 ){
     run(db, "SELECT group_concat(name) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%'", zTable);
     printf("  %ld objects: %s\n", nObjects, zTable);
   }
+  /* The rule is rewritten with the install, or not at all, and the
+  ** registry follows the file. */
+  expect(queryCount(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'stamp' AND sql LIKE '%sqlitetriggers_log%'")
+         ==(nObjects==N_LOG_OBJECTS)
+         && queryCount(db, "SELECT count(*) FROM sqlitetriggers_rules AS r, sqlite_schema AS s"
+                           " WHERE s.name = r.triggerName AND s.sql = r.sql")==1,
+         "the rules are rewritten with the install", iAt, persistent);
   if( nObjects==N_LOG_OBJECTS ){
     expect(queryCount(db, "SELECT sqlitetriggers_log_check()")==1,
            "an installed log checks whole", iAt, persistent);
