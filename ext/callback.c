@@ -80,7 +80,19 @@
 **       Being main's, the write that joins takes main's write lock: free
 **       for a trigger on a main table, whose write holds it already; a
 **       direct call, or a trigger on a TEMP or attached table, takes it as
-**       any write to main would (and waits on the busy handler).
+**       any write to main would (and waits on the busy handler).  That
+**       INSERT stays prepared from one transaction to the next (its
+**       prepare was about 19,000 instructions of every transaction); the
+**       sqlite3_next_stmt() list shows it.
+**
+**   swift_callback_keeper (eponymous virtual table, no rows)
+**       Connected at the first join, so that sqlite3_close(), which
+**       disconnects every virtual table before it looks for unfinalized
+**       statements, finalizes the kept INSERT in its xDisconnect
+**       (callback_tables.c).  A table of the file of that name hides it:
+**       each join then prepares and finalizes its own.  A host that
+**       finalizes every statement of its connection finalizes it too, and
+**       the next join prepares it again.
 **
 **   swift_callback_batch (eponymous virtual table, read-only)
 **       SELECT seq, name, argc, arg1, ..., arg126, tx FROM swift_callback_batch
@@ -108,7 +120,23 @@
 #define NAME_ERROR \
   "swift_callback: the first argument must be the callback's name (text)"
 
-#define ENLIST_SQL "INSERT OR IGNORE INTO main.swift_callback_pending(name) VALUES (NULL)"
+
+/* After a join: the INSERT is kept for the next transaction when it went
+** to our table and swift_callback_keeper is connected (a table of the
+** file of that name hides it: then each join prepares its own). */
+static void keepOrFinalize(Connection *p, sqlite3_stmt *pStmt){
+  CallbackState *pState = p->pCallbacks;
+  if( pState->hasBegun && !pState->isKeeperConnected ){
+    sqlite3_stmt *pConnect = 0;
+    sqlite3_prepare_v2(p->db, "SELECT 1 FROM main.swift_callback_keeper", -1, &pConnect, 0);
+    sqlite3_finalize(pConnect);
+  }
+  if( pState->hasBegun && pState->isKeeperConnected ){
+    pState->pEnlist = pStmt;
+  }else{
+    sqlite3_finalize(pStmt);
+  }
+}
 
 /* Joins the transaction with our nested INSERT (see the top of the
 ** file).  SQLITE_OK, or an error code with *pzErr (sqlite3_free it) saying
@@ -132,13 +160,17 @@ static int enlistOrExplain(Connection *p, char **pzErr){
   ** by this statement's end; a trigger's statement sets it again at its
   ** own end, so only a top-level SELECT swift_callback(...) shows it. */
   lastRowid = sqlite3_last_insert_rowid(p->db);
-  rc = sqlite3_prepare_v2(p->db, ENLIST_SQL, -1, &pStmt, 0);
+  pStmt = p->pCallbacks->pEnlist;
+  if( pStmt && !sqlitetriggers_is_statement_of(p->db, pStmt, SQLITETRIGGERS_ENLIST_SQL) ) pStmt = 0;  /* the host finalized it */
+  p->pCallbacks->pEnlist = 0;
+  rc = pStmt ? SQLITE_OK : sqlite3_prepare_v3(p->db, SQLITETRIGGERS_ENLIST_SQL, -1, SQLITE_PREPARE_PERSISTENT, &pStmt, 0);
   if( rc==SQLITE_OK ){
     p->pCallbacks->isEnlisting = 1;
     p->pCallbacks->hasBegun = 0;
     rc = sqlite3_step(pStmt);
     p->pCallbacks->isEnlisting = 0;
-    rc = sqlite3_finalize(pStmt);
+    rc = sqlite3_reset(pStmt);
+    keepOrFinalize(p, pStmt);
   }
   sqlite3_set_last_insert_rowid(p->db, lastRowid);
   if( rc==SQLITE_OK && !p->pCallbacks->hasBegun ){
@@ -422,6 +454,11 @@ int sqlitetriggers_register_callback_functions(sqlite3 *db, Connection *p, int i
     if( rc==SQLITE_OK ){
       p->nRef++;
       rc = sqlite3_create_module_v2(db, "swift_callback_batch", &sqlitetriggers_batch_module, p,
+                                    sqlitetriggers_connection_release);
+    }
+    if( rc==SQLITE_OK ){
+      p->nRef++;
+      rc = sqlite3_create_module_v2(db, "swift_callback_keeper", &sqlitetriggers_keeper_module, p,
                                     sqlitetriggers_connection_release);
     }
   }

@@ -128,6 +128,11 @@ struct CallbackState {
   int spoiledRc;              /* and the COMMIT's error code */
   int isEnlisting;            /* our own INSERT is running */
   int hasBegun;               /* xBegin came during that INSERT */
+  /* That INSERT, kept prepared once swift_callback_keeper is connected,
+  ** whose xDisconnect (sqlite3_close() runs it before it looks for
+  ** unfinalized statements) finalizes it; see keepOrFinalize(). */
+  sqlite3_stmt *pEnlist;
+  int isKeeperConnected;
   EventList queue;            /* committed, not yet delivered */
   int isDelivering;
   /* The batch observer being called, and the round of the queue it reads
@@ -180,6 +185,10 @@ int sqlitetriggers_vtab_cursor_open(int nByte, sqlite3_vtab_cursor **ppCur);
 CallbackState *sqlitetriggers_table_state(sqlite3_vtab *pVtab);
 extern const sqlite3_module sqlitetriggers_log_module;
 extern const sqlite3_module sqlitetriggers_pending_module;
+extern const sqlite3_module sqlitetriggers_keeper_module;
+int sqlitetriggers_is_statement_of(sqlite3 *db, sqlite3_stmt *pStmt, const char *zSql);
+/* How a connection joins a transaction (callback.c). */
+#define SQLITETRIGGERS_ENLIST_SQL "INSERT OR IGNORE INTO main.swift_callback_pending(name) VALUES (NULL)"
 extern const sqlite3_module sqlitetriggers_batch_module;
 
 /* ---- observers and delivery (callback_delivery.c) ---------------------- */

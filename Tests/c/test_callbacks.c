@@ -723,7 +723,61 @@ static void testRefusedDropLeaksNothing(void){
   sqlite3_close(db);
 }
 
+/* The joining INSERT stays prepared between transactions
+** (swift_callback_keeper finalizes it at close): sqlite3_close() still
+** closes; a host that finalizes every statement first, as some do, leaves
+** nothing behind to finalize twice (the sanitizers' run would see it); a
+** file table of the keeper's name hides it, and each join then prepares
+** its own; a table of the file hiding swift_callback_pending is still
+** named by the join after the INSERT was kept. */
+static void testTheJoinStaysPreparedAndCloses(void){
+  sqlite3 *db = openRegistered(0);
+  sqlite3_stmt *pStmt;
+  char zOut[128];
+  int nStatements = 0, i;
+  exec(db, "CREATE TABLE t(v)");
+  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  for(i=0; i<3; i++) exec(db, "INSERT INTO t VALUES (1)");
+  for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)) nStatements++;
+  expect(nStatements==1, "the join's INSERT is kept prepared between transactions");
+  queryText(db, "SELECT count(*) FROM swift_callback_log", zOut);
+  expect(strcmp(zOut, "3")==0, "each transaction joined with it");
+  expect(sqlite3_close(db)==SQLITE_OK, "sqlite3_close() closes a connection with the join kept");
+
+  db = openRegistered(0);
+  exec(db, "CREATE TABLE t(v)");
+  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  exec(db, "INSERT INTO t VALUES (1)");
+  while( (pStmt = sqlite3_next_stmt(db, 0))!=0 ) sqlite3_finalize(pStmt);
+  exec(db, "INSERT INTO t VALUES (2)");
+  queryText(db, "SELECT count(*) FROM swift_callback_log", zOut);
+  expect(strcmp(zOut, "2")==0, "a join the host finalized is prepared again");
+  while( (pStmt = sqlite3_next_stmt(db, 0))!=0 ) sqlite3_finalize(pStmt);
+  expect(sqlite3_close(db)==SQLITE_OK, "a host that finalizes every statement before closing closes");
+
+  db = openRegistered(0);
+  exec(db, "CREATE TABLE swift_callback_keeper(x)");
+  exec(db, "CREATE TABLE t(v)");
+  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  for(i=0; i<2; i++) exec(db, "INSERT INTO t VALUES (1)");
+  nStatements = 0;
+  for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)) nStatements++;
+  queryText(db, "SELECT count(*) FROM swift_callback_log", zOut);
+  expect(nStatements==0 && strcmp(zOut, "2")==0, "a file table hiding the keeper: each join prepares its own");
+  expect(sqlite3_close(db)==SQLITE_OK, "and the connection closes");
+
+  db = openRegistered(0);
+  exec(db, "CREATE TABLE t(v)");
+  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  exec(db, "INSERT INTO t VALUES (1)");
+  expect(exec(db, "CREATE TABLE main.swift_callback_pending(name)")==SQLITE_OK, "a table hiding the pending one");
+  expect(exec(db, "INSERT INTO t VALUES (2)")!=SQLITE_OK, "the join the kept INSERT makes into it fails");
+  expect(strstr(sqlite3_errmsg(db), "swift_callback_pending")!=0, "naming the table");
+  expect(sqlite3_close(db)==SQLITE_OK, "and the connection closes");
+}
+
 void runCallbackTests(void){
+  testTheJoinStaysPreparedAndCloses();
   testRefusedDropLeaksNothing();
   testImmediateObserversAnswerInOrder();
   testEventAccessors();
