@@ -10,7 +10,10 @@
 **   the log's tables (the check, the installer and every Swift batch
 **   refuse the file, naming it: sqlitetriggers_log_find_foreign_writer()),
 **   and a mark is a row only sqlitetriggers_log_origin() writes (ORIGINS,
-**   log_stamp.c).  Installing is
+**   log_stamp.c).  An AFTER trigger on a logged table that stops a write
+**   with RAISE(FAIL) or RAISE(IGNORE) is refused too, naming RAISE(ABORT):
+**   either keeps the row and may skip the log's own trigger of it.
+**   Installing is
 **   refused when one of the log's objects exists with another definition.
 **   The install runs in one transaction (a savepoint inside the caller's),
 **   so two processes installing at once end with one log.
@@ -188,6 +191,21 @@ char *sqlitetriggers_log_find_foreign_writer(sqlite3 *db, int *pRc){
         if( zNamed && strcmp(zType, "trigger")==0
          && sqlitetriggers_log_rule_is_own(db, zOn, zSql, azName, nName, &rc) ){
           zNamed = 0;
+        }
+      }
+      if( zNamed==0 && strcmp(zType, "trigger")==0 && sqlite3_column_int(pStmt, 3)==0 ){
+        /* What stops a logged table's own trigger (log_rules.c). */
+        const char *zStop = sqlitetriggers_log_trigger_stops_rows(zSql);
+        char *zLogged = zStop ? sqlitetriggers_log_query_text(db, "SELECT 1 FROM main.sqlite_schema AS s,"
+            " main.sqlitetriggers_log_tables AS t WHERE s.type = 'trigger' AND s.name = 'sqlitetriggers_log_'"
+            " || t.id || '_insert' AND s.tbl_name = ?1 COLLATE NOCASE", zOn, &rc) : 0;
+        if( zLogged ){
+          zFound = sqlite3_mprintf("the trigger \"%s\" on \"%s\" stops a write with RAISE(%s) after the row "
+              "is written: the row stays, and the durable log's own trigger of it may never run, so its change "
+              "would be lost; end it with RAISE(ABORT, ...) instead, which undoes the whole statement (or make "
+              "it a BEFORE trigger)", zTrigger, zOn, zStop);
+          if( zFound==0 ) rc = SQLITE_NOMEM;
+          sqlite3_free(zLogged);
         }
       }
       if( zNamed ){

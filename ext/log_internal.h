@@ -84,6 +84,7 @@ int sqlitetriggers_log_rule_is_own(sqlite3 *db, const char *zOn, const char *zSq
                                    const char *const *azState, int nState, int *pRc);
 void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isInstall, int *pRc, char **pzErr);
 void sqlitetriggers_log_rule_sql_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+const char *sqlitetriggers_log_trigger_stops_rows(const char *zSql);
 
 /* ---- durable_log.c ---------------------------------------------------- */
 

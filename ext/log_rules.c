@@ -22,6 +22,10 @@
 **   a consumer reads that key once, the row read afresh: nothing is lost.
 **   Not BEFORE: a write that follows may change nothing (INSERT OR IGNORE).
 **   Only after the last statement: changes() counts the statement before.
+**   An AFTER trigger on T that stops its row with RAISE(IGNORE) or
+**   RAISE(FAIL) would skip the log's UPDATE trigger of the rule's write
+**   (and so this statement would take back the change before it): the
+**   check refuses such a trigger (sqlitetriggers_log_trigger_stops_rows()).
 **   A key the rule's UPDATE changes is logged as a deletion and an insert,
 **   never deleted.  An update that fails undoes the statement with it.
 **
@@ -38,7 +42,10 @@
 **   Installing the log of T adds the statement to the rules of T that
 **   SQLiteTriggersGRDB's registry (sqlitetriggers_rules: triggerName,
 **   rule, tableName, sql) lists as installed, exactly as the file has them,
-**   and updates their sql there; uninstalling takes it away.  An install of
+**   and updates their sql there; uninstalling takes it out of every
+**   trigger of T that has it (a RENAME COLUMN rewrites a rule, not the
+**   registry's copy).  Each trigger is one statement (THE SHAPE), written
+**   by a prepared statement, never by running the file's text.  An install of
 **   rules asks sqlitetriggers_log_rule_sql(TABLE, SQL) for a rule's text
 **   as the log wants it.  A trigger written by hand is never rewritten.
 */
@@ -128,6 +135,14 @@ static int ruleStampsItsRow(const char *zSql, const char *zTable, int *piAfter){
     isShape = i+1<nTok && ruleIsWord(&aTok[i], "after")
            && (ruleIsWord(&aTok[i+1], "insert") || ruleIsWord(&aTok[i+1], "update"))
            && ruleIsWord(&aTok[nTok-1], "end") && ruleIsChar(&aTok[nTok-2], ';');
+    /* One statement: the trigger ends at its first ';' END (no statement
+    ** of a body begins with END, and no ';' comes before the body), and
+    ** nothing follows it.  SQLite compiles a schema row's first statement
+    ** only: text planted after it would be read here and run by no one,
+    ** or run by whoever executes the text (an install rewriting it). */
+    for(k=i+2; isShape && k<nTok-2; k++){
+      if( ruleIsChar(&aTok[k], ';') && ruleIsWord(&aTok[k+1], "end") ) isShape = 0;
+    }
   }
   if( isShape ){
     /* The last statement's start: an UPDATE after ';' or BEGIN (an
@@ -267,33 +282,81 @@ int sqlitetriggers_log_rule_is_own(sqlite3 *db, const char *zOn, const char *zSq
 
 /* ---- the registry's rules ---------------------------------------------- */
 
+/* Replaces the trigger zName of main by zNew (one statement: THE SHAPE),
+** and the registry's row of it when it recorded zOld. */
+static int ruleReplace(sqlite3 *db, const char *zName, const char *zOld, const char *zNew, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  const char *zTail = 0;
+  char *zDrop = sqlite3_mprintf("DROP TRIGGER main.\"%w\"", zName);
+  int rc = zDrop ? sqlite3_exec(db, zDrop, 0, 0, pzErr) : SQLITE_NOMEM;
+  sqlite3_free(zDrop);
+  if( rc==SQLITE_OK ) rc = sqlite3_prepare_v2(db, zNew, -1, &pStmt, &zTail);
+  if( rc==SQLITE_OK ){
+    int n, nSkip, nName, isString;
+    const char *zTok;
+    /* Never more than the one statement (THE SHAPE ensures it). */
+    n = zTail ? sqlitetriggers_sql_token(zTail, &nSkip, &zTok, &nName, &isString) : 0;
+    if( n>0 || pStmt==0 ){
+      rc = SQLITE_ERROR;
+      if( *pzErr==0 ) *pzErr = sqlite3_mprintf("the trigger \"%s\" is not one statement", zName);
+    }else{
+      sqlite3_step(pStmt);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  pStmt = 0;
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_prepare_v2(db, "UPDATE main.sqlitetriggers_rules SET sql = (SELECT sql FROM main.sqlite_schema"
+        " WHERE type = 'trigger' AND name = ?1) WHERE triggerName = ?1 AND sql = ?2", -1, &pStmt, 0);
+    if( rc==SQLITE_OK ){
+      sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+      sqlite3_bind_text(pStmt, 2, zOld, -1, SQLITE_STATIC);
+      sqlite3_step(pStmt);
+      rc = sqlite3_finalize(pStmt);
+    }else{
+      /* A registry in another shape, or none: nothing of it follows. */
+      sqlite3_finalize(pStmt);
+      rc = SQLITE_OK;
+    }
+  }
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  return rc;
+}
+
 /*
-** WHO WRITES IT: the rules of main.zTable that the registry lists as
-** installed, exactly as the file has them, rewritten with the statement
-** (isInstall, after the log of zTable is installed) or without it (before
-** it is uninstalled), in the caller's transaction.  No registry, or one in
-** another shape (SQLiteTriggersGRDB refuses it, naming it), has no rules.
+** WHO WRITES IT, in the caller's transaction.  isInstall (after the log
+** of main.zTable is installed): the rules of zTable that the registry
+** lists as installed, exactly as the file has them, get the statement.
+** Else (before it is uninstalled): every trigger of zTable that has it,
+** listed or not, loses it, so that the file stays one the check takes.
+** The registry follows where it recorded the file's text.
 */
 void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isInstall, int *pRc, char **pzErr){
   sqlite3_stmt *pStmt = 0;
-  char **azName = 0, **azSql = 0, *zUnlog = 0;
+  char **azName = 0, **azOld = 0, **azNew = 0, *zUnlog = 0;
   int nRule = 0, nAlloc = 0, i, rc = *pRc;
-  char *zExists;
   if( rc!=SQLITE_OK ) return;
-  zExists = sqlitetriggers_log_query_text(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table'"
-      " AND name = 'sqlitetriggers_rules'", 0, &rc);
-  if( zExists==0 ){ *pRc = rc; return; }
-  sqlite3_free(zExists);
-  /* Read first, written after: the schema changes under the loop. */
-  if( sqlite3_prepare_v2(db, "SELECT s.name, s.sql FROM main.sqlitetriggers_rules AS r, main.sqlite_schema AS s"
-      " WHERE s.type = 'trigger' AND s.name = r.triggerName AND s.sql = r.sql"
-      " AND s.tbl_name = ?1 COLLATE NOCASE AND r.tableName = s.tbl_name", -1, &pStmt, 0)!=SQLITE_OK ){
-    sqlite3_finalize(pStmt);
-    return;
+  if( isInstall ){
+    char *zExists = sqlitetriggers_log_query_text(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table'"
+        " AND name = 'sqlitetriggers_rules'", 0, &rc);
+    if( zExists==0 ){ *pRc = rc; return; }
+    sqlite3_free(zExists);
+    /* A registry in another shape (SQLiteTriggersGRDB refuses it, naming
+    ** it) lists no rules. */
+    if( sqlite3_prepare_v2(db, "SELECT s.name, s.sql FROM main.sqlitetriggers_rules AS r, main.sqlite_schema AS s"
+        " WHERE s.type = 'trigger' AND s.name = r.triggerName AND s.sql = r.sql"
+        " AND s.tbl_name = ?1 COLLATE NOCASE AND r.tableName = s.tbl_name", -1, &pStmt, 0)!=SQLITE_OK ){
+      sqlite3_finalize(pStmt);
+      return;
+    }
+  }else{
+    zUnlog = ruleUnlogFor(db, zTable, &rc);
+    if( zUnlog==0 ){ *pRc = rc; return; }
+    rc = sqlite3_prepare_v2(db, "SELECT name, sql FROM main.sqlite_schema WHERE type = 'trigger'"
+                                " AND tbl_name = ?1 COLLATE NOCASE AND sql IS NOT NULL", -1, &pStmt, 0);
   }
-  sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
-  /* Uninstalling: the statement as the log on zTable writes it now. */
-  if( !isInstall ) zUnlog = ruleUnlogFor(db, zTable, &rc);
+  if( rc==SQLITE_OK ) sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  /* Read first, written after: the schema changes under the loop. */
   while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
     const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
     const char *zSql = (const char*)sqlite3_column_text(pStmt, 1);
@@ -305,39 +368,66 @@ void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isIns
     }else{
       isShape = ruleWithout(zSql, zTable, zUnlog, &zWithout, &hasUnlog);
       if( isShape<0 ) rc = SQLITE_NOMEM;
-      else if( hasUnlog ){ zNew = zWithout; zWithout = 0; }
+      else if( isShape && hasUnlog ){ zNew = zWithout; zWithout = 0; }
     }
     sqlite3_free(zWithout);
     if( zNew && strcmp(zNew, zSql)!=0 ){
       if( nRule==nAlloc ){
-        char **azN, **azS;
+        char **azN, **azO = 0, **azS = 0;
         nAlloc = nAlloc ? nAlloc*2 : 8;
         azN = sqlite3_realloc64(azName, (sqlite3_uint64)nAlloc*sizeof(char*));
-        if( azN ) azName = azN;
-        azS = azN ? sqlite3_realloc64(azSql, (sqlite3_uint64)nAlloc*sizeof(char*)) : 0;
-        if( azS ) azSql = azS;
-        if( azN==0 || azS==0 ){ sqlite3_free(zNew); rc = SQLITE_NOMEM; break; }
+        if( azN ){ azName = azN; azO = sqlite3_realloc64(azOld, (sqlite3_uint64)nAlloc*sizeof(char*)); }
+        if( azO ){ azOld = azO; azS = sqlite3_realloc64(azNew, (sqlite3_uint64)nAlloc*sizeof(char*)); }
+        if( azS ) azNew = azS;
+        if( azS==0 ){ sqlite3_free(zNew); rc = SQLITE_NOMEM; break; }
       }
       azName[nRule] = sqlite3_mprintf("%s", zName);
-      azSql[nRule] = zNew;
-      if( azName[nRule++]==0 ) rc = SQLITE_NOMEM;
+      azOld[nRule] = sqlite3_mprintf("%s", zSql);
+      azNew[nRule] = zNew;
+      if( azName[nRule]==0 || azOld[nRule]==0 ) rc = SQLITE_NOMEM;
+      nRule++;
     }else{
       sqlite3_free(zNew);
     }
   }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
-  for(i=0; i<nRule && rc==SQLITE_OK; i++){
-    char *zDo = sqlite3_mprintf("DROP TRIGGER main.\"%w\"; %s; UPDATE main.sqlitetriggers_rules SET sql ="
-        " (SELECT sql FROM main.sqlite_schema WHERE type = 'trigger' AND name = %Q) WHERE triggerName = %Q",
-        azName[i], azSql[i], azName[i], azName[i]);
-    rc = zDo ? sqlite3_exec(db, zDo, 0, 0, pzErr) : SQLITE_NOMEM;
-    sqlite3_free(zDo);
-  }
-  for(i=0; i<nRule; i++){ sqlite3_free(azName[i]); sqlite3_free(azSql[i]); }
+  for(i=0; i<nRule && rc==SQLITE_OK; i++) rc = ruleReplace(db, azName[i], azOld[i], azNew[i], pzErr);
+  for(i=0; i<nRule; i++){ sqlite3_free(azName[i]); sqlite3_free(azOld[i]); sqlite3_free(azNew[i]); }
   sqlite3_free(zUnlog);
   sqlite3_free(azName);
-  sqlite3_free(azSql);
+  sqlite3_free(azOld);
+  sqlite3_free(azNew);
   *pRc = rc;
+}
+
+/*
+** What stops a logged table's own trigger: the RAISE (FAIL or IGNORE) of
+** the AFTER trigger zSql, or NULL.  A statement stopped by either keeps the
+** row it was writing and runs no more of that row's AFTER triggers, so the
+** log's own may never run (and a rule's statement could take back the
+** change that stood for the row): the check refuses such a trigger on a
+** logged table.  A BEFORE trigger's stops the row before it is written.
+*/
+const char *sqlitetriggers_log_trigger_stops_rows(const char *zSql){
+  RuleToken *aTok;
+  int nTok = ruleTokens(zSql, &aTok), i = 2, k;
+  const char *zStop = 0;
+  if( nTok<0 ) return 0;
+  if( nTok>4 && ruleIsWord(&aTok[0], "create") && ruleIsWord(&aTok[1], "trigger") ){
+    if( ruleIsWord(&aTok[i], "if") ) i += 3;
+    if( i+1<nTok && ruleIsChar(&aTok[i+1], '.') ) i += 2;
+    i++;
+    if( i<nTok && ruleIsWord(&aTok[i], "after") ){
+      for(k=i; k+2<nTok && zStop==0; k++){
+        if( ruleIsWord(&aTok[k], "raise") && ruleIsChar(&aTok[k+1], '(') ){
+          if( ruleIsWord(&aTok[k+2], "fail") ) zStop = "FAIL";
+          if( ruleIsWord(&aTok[k+2], "ignore") ) zStop = "IGNORE";
+        }
+      }
+    }
+  }
+  sqlite3_free(aTok);
+  return zStop;
 }
 
 /* sqlitetriggers_log_rule_sql(TABLE, SQL): the rule's text as the log

@@ -211,3 +211,63 @@ SELECT sql FROM sqlite_schema WHERE name = 'r'; $RULES_REGISTERED_AS_IN_FILE" "1
 1
 CREATE TRIGGER r AFTER INSERT ON t BEGIN UPDATE t SET s = 'x' WHERE rowid = new.rowid; END
 1" "$db"
+
+# A rule's stored text with more after its END (planted with writable_schema:
+# SQLite compiles only the first statement) is not the shape: installing
+# and uninstalling run none of it, and nothing is rewritten.
+db=$(scratch_db)
+rules_plain "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, updatedAt TEXT); $RULES_REGISTRY
+CREATE TRIGGER r AFTER UPDATE ON notes WHEN new.updatedAt IS old.updatedAt BEGIN
+  UPDATE notes SET updatedAt = 1 WHERE id = new.id;
+END;" "$db"
+python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute('PRAGMA writable_schema = ON')
+db.execute('''UPDATE sqlite_schema SET sql = sql || '; CREATE TEMP TABLE ran AS SELECT 1; CREATE TEMP TRIGGER decoy AFTER UPDATE ON notes BEGIN UPDATE notes SET updatedAt = 1 WHERE id = new.id; END' WHERE name = 'r' ''')
+db.execute('PRAGMA writable_schema = OFF')
+db.execute('''INSERT INTO sqlitetriggers_rules SELECT name, name, tbl_name, sql FROM sqlite_schema WHERE name = 'r' ''')" "$db"
+check "a rule's text with a tail after its END is never run by the install or the uninstall, nor rewritten" \
+  "SELECT sqlitetriggers_log_install('notes'); SELECT count(*) FROM temp.sqlite_schema;
+SELECT count(*) FROM sqlite_schema WHERE name = 'r' AND sql LIKE '%DELETE FROM \"sqlitetriggers_log\"%';
+SELECT sqlitetriggers_log_uninstall('notes'); SELECT count(*) FROM temp.sqlite_schema;" "1
+0
+0
+1
+0" "$db"
+
+# What stops a logged table's own trigger: an AFTER trigger's RAISE(FAIL)
+# or RAISE(IGNORE) keeps the row and may skip the log's trigger of it (and
+# a rule's statement could then take back the change that stood for it).
+# The check refuses either, naming it and RAISE(ABORT); a BEFORE trigger's
+# RAISE(IGNORE), which skips the row unwritten, is allowed.
+for raise in "FAIL, 'empty'" IGNORE; do
+  db=$(scratch_db)
+  sql "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT); SELECT sqlitetriggers_log_install('notes');" "$db" >/dev/null
+  rules_plain "CREATE TRIGGER stop AFTER UPDATE ON notes WHEN new.title = '' BEGIN SELECT RAISE($raise); END;" "$db"
+  actual=$(sql "SELECT sqlitetriggers_log_check();" "$db")
+  case $actual in
+    *'"stop" on "notes" stops a write with RAISE('"${raise%%,*}"')'*'RAISE(ABORT'*) pass "an AFTER trigger's RAISE(${raise%%,*}) on a logged table is refused, named" ;;
+    *) fail "an AFTER trigger's RAISE(${raise%%,*}) on a logged table is refused, named" "an error naming \"stop\"" "$actual" ;;
+  esac
+done
+db=$(scratch_db)
+sql "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT); SELECT sqlitetriggers_log_install('notes');" "$db" >/dev/null
+rules_plain "CREATE TRIGGER skip BEFORE UPDATE ON notes WHEN new.title = '' BEGIN SELECT RAISE(IGNORE); END;" "$db"
+check "a BEFORE trigger's RAISE(IGNORE) on a logged table is allowed" "SELECT sqlitetriggers_log_check();" "1" "$db"
+
+# A rule whose registry row no longer matches the file (RENAME COLUMN
+# rewrites the trigger, not the registry) still loses the statement when
+# the log is uninstalled: the file stays one the check and installs take.
+db=$(scratch_db)
+rules_plain "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, createdAt TEXT, updatedAt TEXT); CREATE TABLE b(id INTEGER PRIMARY KEY);
+$RULES_REGISTRY $(rules_sql notes '"rowid" = "new"."rowid"') $RULES_REGISTER" "$db"
+check "after a RENAME COLUMN, uninstalling still takes the statement out of every rule" \
+  "SELECT sqlitetriggers_log_install('notes'); ALTER TABLE notes RENAME COLUMN updatedAt TO modifiedAt;
+SELECT sqlitetriggers_log_check(); SELECT sqlitetriggers_log_uninstall('notes'); $RULES_STAMPED
+SELECT sqlitetriggers_log_install('b'); SELECT sqlitetriggers_log_check();" "1
+1
+1
+0
+1
+1" "$db"
