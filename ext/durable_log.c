@@ -16,10 +16,18 @@
 **   In the main schema, created by the first install:
 **
 **   sqlitetriggers_log(id, tableId, kind, rowKey, tx)
-**       One row per row change.  id: AUTOINCREMENT, so ids only grow and
-**       never come back after compaction; writers are serialized, so ids
-**       are commit order, and one transaction's rows are contiguous.
-**       tableId: sqlitetriggers_log_tables.id.  kind: 1 insert, 2 update,
+**       One row per row change.  id: the INTEGER PRIMARY KEY, one more than
+**       the last row's; the last row always stays (compaction keeps it,
+**       and a guard trigger refuses deleting it while a consumer's position
+**       or compactedThrough has reached it), so ids only grow and never
+**       come back, and the log's end is its last row's id, read with a
+**       seek (AUTOINCREMENT, format 2's, wrote sqlite_sequence, a page
+**       more per commit).  Writers are serialized, so ids are commit order,
+**       and one transaction's rows are contiguous.
+**       tableId: sqlitetriggers_log_tables.id, or 0 with kind 0: a
+**       placeholder that holds the end (an uninstalled table's last
+**       change, or format 2's end past its last row), which names no row
+**       and which a consumer skips.  kind: 1 insert, 2 update,
 **       3 delete, 4 and 5 conflict (a row a write conflicted with on a
 **       UNIQUE constraint, which the write deletes if it replaces: see the
 **       probes below).  rowKey: the row's primary key, the column's value for a
@@ -59,6 +67,13 @@
 **   sqlitetriggers_changes(id, tableName, kind, rowKey, tx, origin, time,
 **       deletedRow): a view of the log with table names and kinds as text,
 **       its origin and tombstone joined, which consumers read.
+**
+**   Format 2 kept ids with AUTOINCREMENT: installing on a file of format 2
+**   copies the log into this table (in the installer's transaction), with
+**   a placeholder at format 2's end when its last id was compacted away,
+**   and makes the consumers' triggers, the compaction triggers, the view
+**   and the end guard afresh (they read the end).  Until then the check
+**   refuses, naming that remedy.
 **
 **   Format 1 (before origins and tombstones) lacked the two tables and
 **   sqlitetriggers_log_tables.tombstones; installing on a file of format
@@ -156,7 +171,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_FORMAT_VERSION 2
+#define LOG_FORMAT_VERSION 3
 #define LOG_DEFAULT_MAX_BACKLOG 1000000
 
 #define LOG_ORIGIN_REFUSED_TEXT "only sqlitetriggers_log_origin() marks a transaction's origin"
@@ -173,7 +188,7 @@
   "WHERE c.\"position\" >= \"sqlitetriggers_log_meta\".\"compactedThrough\"), " LOG_END "), " \
   LOG_END " - \"maxBacklog\"); " \
   "DELETE FROM \"sqlitetriggers_log\" WHERE \"id\" <= " \
-  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\"); " \
+  "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\") AND \"id\" < " LOG_END "; " \
   "DELETE FROM \"sqlitetriggers_log_tombstones\" WHERE \"id\" <= " \
   "(SELECT \"compactedThrough\" FROM \"sqlitetriggers_log_meta\"); " \
   "DELETE FROM \"sqlitetriggers_log_origins\" WHERE \"since\" < " \
@@ -185,7 +200,7 @@
 ** sqlite_schema keeps it (install compares it to refuse foreign objects). */
 static const char *const azShared[] = {
   "sqlitetriggers_log",
-  "CREATE TABLE \"sqlitetriggers_log\"(\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, "
+  "CREATE TABLE \"sqlitetriggers_log\"(\"id\" INTEGER PRIMARY KEY, "
   "\"tableId\" INTEGER NOT NULL, \"kind\" INTEGER NOT NULL, \"rowKey\", \"tx\" INTEGER)",
 
   "sqlitetriggers_log_tables",
@@ -222,7 +237,7 @@ static const char *const azShared[] = {
   "sqlitetriggers_changes",
   "CREATE VIEW \"sqlitetriggers_changes\" AS SELECT l.\"id\" AS \"id\", "
   "t.\"tableName\" AS \"tableName\", CASE l.\"kind\" WHEN 1 THEN 'insert' "
-  "WHEN 2 THEN 'update' ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
+  "WHEN 2 THEN 'update' WHEN 0 THEN NULL ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
   "l.\"tx\" AS \"tx\", o.\"origin\" AS \"origin\", d.\"time\" AS \"time\", "
   "d.\"deletedRow\" AS \"deletedRow\" FROM \"sqlitetriggers_log\" AS l "
   "LEFT JOIN \"sqlitetriggers_log_tables\" AS t ON t.\"id\" = l.\"tableId\" "
@@ -268,6 +283,18 @@ static const char *const azShared[] = {
   /* ORIGINS: a mark still in the log is deleted only by
   ** sqlitetriggers_log_origin(); COMPACTION deletes only origins set
   ** before compactedThrough. */
+  /* THE FORMAT: the last row stays while a position or compactedThrough
+  ** has reached it (a DELETE FROM sqlitetriggers_log by hand would give
+  ** its id again, under consumers' positions); compaction keeps it, and
+  ** a rule's statement (log_rules.c) deletes only a row past them. */
+  "sqlitetriggers_log_end_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_end_guard\" BEFORE DELETE ON \"sqlitetriggers_log\" "
+  "WHEN old.\"id\" = " LOG_END " AND old.\"id\" <= (SELECT max(m.\"compactedThrough\", "
+  "coalesce((SELECT max(c.\"position\") FROM \"sqlitetriggers_log_consumers\" AS c), 0)) "
+  "FROM \"sqlitetriggers_log_meta\" AS m) BEGIN "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: the log''s last change stays: its id is the log''s end, "
+  "from which consumers count (delete the consumers first, or let compaction delete the rest)'); END",
+
   "sqlitetriggers_log_origin_delete_guard",
   "CREATE TRIGGER \"sqlitetriggers_log_origin_delete_guard\" BEFORE DELETE ON "
   "\"sqlitetriggers_log_origins\" WHEN old.\"since\" >= (SELECT \"compactedThrough\" FROM "
@@ -285,6 +312,35 @@ static const char *const azShared[] = {
   "DROP TRIGGER \"sqlitetriggers_log_compact_update\"; " \
   "DROP TRIGGER \"sqlitetriggers_log_compact_delete\"; " \
   "UPDATE \"sqlitetriggers_log_meta\" SET \"formatVersion\" = 2;"
+
+/* THE FORMAT's upgrade from format 2, in the installer's transaction: the
+** log copied into a table without AUTOINCREMENT (none can be dropped by
+** ALTER), its end kept by a placeholder where format 2's last id was
+** compacted away; the objects that read the end made again by
+** sqlitetriggers_log_ensure_shared() (after format 1's upgrade, which
+** dropped the view and the compaction triggers already).  The tables'
+** triggers, and rules that name the log, name it by name: they write the
+** new table. */
+#define LOG_UPGRADE_FROM_2 \
+  "DROP VIEW IF EXISTS \"sqlitetriggers_changes\"; " \
+  "DROP TRIGGER \"sqlitetriggers_log_consumer_start\"; " \
+  "DROP TRIGGER \"sqlitetriggers_log_consumer_guard\"; " \
+  "DROP TRIGGER \"sqlitetriggers_log_consumer_insert_guard\"; " \
+  "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_compact_update\"; " \
+  "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_compact_delete\"; " \
+  "CREATE TEMP TABLE \"sqlitetriggers_log_format2\" AS SELECT * FROM main.\"sqlitetriggers_log\"; " \
+  "CREATE TEMP TABLE \"sqlitetriggers_log_format2_end\" AS SELECT coalesce((SELECT \"seq\" FROM " \
+  "main.\"sqlite_sequence\" WHERE \"name\" = 'sqlitetriggers_log'), 0) AS \"seq\"; " \
+  "DROP TABLE main.\"sqlitetriggers_log\"; "
+
+/* After the table is made again (azShared's definition). */
+#define LOG_UPGRADE_FROM_2_FILL \
+  "INSERT INTO main.\"sqlitetriggers_log\" SELECT * FROM temp.\"sqlitetriggers_log_format2\" ORDER BY \"id\"; " \
+  "INSERT INTO main.\"sqlitetriggers_log\"(\"id\", \"tableId\", \"kind\") SELECT \"seq\", 0, 0 " \
+  "FROM temp.\"sqlitetriggers_log_format2_end\" WHERE \"seq\" > " LOG_END "; " \
+  "DROP TABLE temp.\"sqlitetriggers_log_format2\"; " \
+  "DROP TABLE temp.\"sqlitetriggers_log_format2_end\"; " \
+  "UPDATE \"sqlitetriggers_log_meta\" SET \"formatVersion\" = 3;"
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -354,14 +410,19 @@ int sqlitetriggers_log_ensure_shared(sqlite3 *db, int isInstall, char **pzErr){
                              0, &rc);
   if( zMeta && strcmp(zMeta, sqlitetriggers_log_shared_sql("sqlitetriggers_log_meta"))==0 ){
     char *zVersion = sqlitetriggers_log_query_text(db, "SELECT formatVersion FROM sqlitetriggers_log_meta", 0, &rc);
-    if( rc==SQLITE_OK && zVersion && strcmp(zVersion, "1")==0 ){
+    if( rc==SQLITE_OK && zVersion && (strcmp(zVersion, "1")==0 || strcmp(zVersion, "2")==0) ){
       if( isInstall ){
-        logExec(db, LOG_UPGRADE_FROM_1, &rc, pzErr);
-        isUpgrade = 1;
+        if( zVersion[0]=='1' ){
+          logExec(db, LOG_UPGRADE_FROM_1, &rc, pzErr);
+          isUpgrade = 1;
+        }
+        logExec(db, LOG_UPGRADE_FROM_2, &rc, pzErr);
+        logExec(db, sqlitetriggers_log_shared_sql("sqlitetriggers_log"), &rc, pzErr);
+        logExec(db, LOG_UPGRADE_FROM_2_FILL, &rc, pzErr);
       }else{
-        *pzErr = sqlite3_mprintf("the durable log in this file is of format 1 (an earlier "
+        *pzErr = sqlite3_mprintf("the durable log in this file is of format %s (an earlier "
             "SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to "
-            "upgrade it to format %d", LOG_FORMAT_VERSION);
+            "upgrade it to format %d", zVersion, LOG_FORMAT_VERSION);
         rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
       }
     }
@@ -614,10 +675,14 @@ static void logUninstallFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
   zExists = sqlitetriggers_log_query_text(db, "SELECT 1 FROM sqlite_schema WHERE name = 'sqlitetriggers_log_tables'", 0, &rc);
   if( zExists ) iTable = logTableId(db, zTable, &rc);
   if( iTable>0 ){
+    /* Its last change, when it is the log's last row, stays as a
+    ** placeholder: its id is the log's end (THE FORMAT). */
     char *zDelete = sqlite3_mprintf("DELETE FROM sqlitetriggers_log_tombstones WHERE id IN"
                                     " (SELECT id FROM sqlitetriggers_log WHERE tableId = %d);"
+                                    "UPDATE sqlitetriggers_log SET tableId = 0, kind = 0, rowKey = NULL, tx = NULL"
+                                    " WHERE tableId = %d AND id = " LOG_END ";"
                                     "DELETE FROM sqlitetriggers_log WHERE tableId = %d;"
-                                    "DELETE FROM sqlitetriggers_log_tables WHERE id = %d;", iTable, iTable, iTable);
+                                    "DELETE FROM sqlitetriggers_log_tables WHERE id = %d;", iTable, iTable, iTable, iTable);
     if( zDelete==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
     sqlitetriggers_log_rewrite_rules(db, zTable, 0, &rc, &zErr);
     logDropTriggers(db, iTable, &rc, &zErr);

@@ -102,12 +102,12 @@ static char *logFindStale(sqlite3 *db, int *pnTable, int *pRc){
 }
 
 /* The tables and views whose rows decide what is delivered, uploaded or
-** trusted: the log's, the persistent rules' registry
-** (SQLiteTriggersGRDB), and sqlite_sequence, which holds the log's end. */
+** trusted: the log's (whose last row holds its end, THE FORMAT) and the
+** persistent rules' registry (SQLiteTriggersGRDB). */
 static const char *const azLogState[] = {
   "sqlitetriggers_log", "sqlitetriggers_log_tombstones", /* the two the tables' triggers write */
   "sqlitetriggers_log_tables", "sqlitetriggers_log_origins", "sqlitetriggers_log_consumers",
-  "sqlitetriggers_log_meta", "sqlitetriggers_changes", "sqlitetriggers_rules", "sqlite_sequence",
+  "sqlitetriggers_log_meta", "sqlitetriggers_changes", "sqlitetriggers_rules",
 };
 #define N_LOG_STATE ((int)(sizeof(azLogState)/sizeof(azLogState[0])))
 /* How many of azLogState a logged table's own triggers name. */

@@ -16,14 +16,10 @@
 # pragma GCC visibility push(hidden)
 #endif
 
-/* The end of the log: the last id given, even when compacted away.  The
-** shared triggers keep this text (format 1 wrote it, and an upgrade
-** compares them); LOG_END_FAST is the same value without the aggregate,
-** cheaper to compile where a statement is prepared per call (a mark). */
-#define LOG_END "(SELECT coalesce(max(\"seq\"), 0) FROM \"sqlite_sequence\" " \
-                "WHERE \"name\" = 'sqlitetriggers_log')"
-#define LOG_END_FAST "coalesce((SELECT \"seq\" FROM \"sqlite_sequence\" " \
-                     "WHERE \"name\" = 'sqlitetriggers_log'), 0)"
+/* The end of the log: the id of its last row (0 when it has none), which
+** compaction and the end guard keep (THE FORMAT), so ids never come back.
+** A seek to the table's last row, never a scan. */
+#define LOG_END "coalesce((SELECT \"id\" FROM \"sqlitetriggers_log\" ORDER BY \"id\" DESC LIMIT 1), 0)"
 
 /* TRANSACTIONS: the expression the log's triggers write as tx. */
 #define LOG_STAMP_ARGUMENT -7316

@@ -174,7 +174,7 @@ static int logInTransaction(sqlite3_context *ctx, const char *zFunc){
 ** transaction stamped ?1, and read it; "since" is the log's end, before
 ** every change of the transaction. */
 #define LOG_SET_ORIGIN \
-  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, " LOG_END_FAST ")"
+  "INSERT OR IGNORE INTO main.\"sqlitetriggers_log_origins\" VALUES (?1, ?2, " LOG_END ")"
 #define LOG_CHANGE_ORIGIN \
   "UPDATE main.\"sqlitetriggers_log_origins\" SET \"origin\" = ?2 WHERE \"tx\" = ?1"
 #define LOG_CLEAR_ORIGIN \

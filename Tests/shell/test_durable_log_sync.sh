@@ -268,7 +268,7 @@ plain_sync "$(cat "$FORMAT1")" "$db" >/dev/null
 check "a log of format 1 is refused by the check, naming the remedy" \
   "SELECT sqlitetriggers_log_check();
 SELECT formatVersion FROM sqlitetriggers_log_meta;" \
-  "Runtime error near line 2: sqlitetriggers_log_check: the durable log in this file is of format 1 (an earlier SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to upgrade it to format 2
+  "Runtime error near line 2: sqlitetriggers_log_check: the durable log in this file is of format 1 (an earlier SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to upgrade it to format 3
 1" "$db"
 check "installing upgrades it: rows, consumers and positions kept, the logged tables' triggers as they were" \
   "CREATE TABLE other(id INTEGER PRIMARY KEY);
@@ -283,7 +283,7 @@ INSERT INTO lists(title) VALUES ('after');
 COMMIT;
 SELECT rowKey, origin FROM sqlitetriggers_changes ORDER BY id DESC LIMIT 1;" \
   "2
-2
+3
 2
 2|insert|2|NULL
 3|insert|3|NULL
@@ -321,7 +321,8 @@ SELECT sqlitetriggers_log_check();" \
   "Runtime error near line 4: sqlitetriggers_log_check: the log of \"p\" is out of date (a UNIQUE index added or dropped since the install?): its inserts, updates and deletes are logged, but not necessarily the rows an INSERT OR REPLACE deletes through its UNIQUE constraints: call sqlitetriggers_log_install('p')" "$db"
 
 # COMPACTION takes tombstones with their changes, and an origin with the
-# last change of its transaction, never while that transaction is open.
+# last change of its transaction, never while that transaction is open
+# (the log's last row stays, THE FORMAT, and its transaction's origin).
 check "compaction takes a tombstone with its change, and an origin with its transaction's last change" \
   "$NOTES
 SELECT sqlitetriggers_log_install('notes', 'tombstones');
@@ -351,7 +352,7 @@ server,x
 1
 x
 0
-0"
+1"
 
 check "a transaction that sets its origin, moves a position past its own changes and writes again keeps its origin" \
   "$NOTES
@@ -366,6 +367,7 @@ COMMIT;
 SELECT rowKey, origin FROM sqlitetriggers_changes;" \
   "1
 server
+1|server
 2|server"
 
 check "marking a transaction leaves the app's last_insert_rowid() alone" \

@@ -75,7 +75,7 @@ FOREIGN=(
   "mark|CREATE TRIGGER mark AFTER INSERT ON notes BEGIN INSERT OR IGNORE INTO sqlitetriggers_log_origins VALUES (sqlite_compileoption_get(-7316), 'server', 0); END;|sqlitetriggers_log_origins"
   "unmark|CREATE TRIGGER unmark AFTER INSERT ON sqlitetriggers_log_origins BEGIN DELETE FROM \"SQLITETRIGGERS_LOG_ORIGINS\"; END;|sqlitetriggers_log_origins"
   "skip|CREATE TRIGGER skip AFTER INSERT ON notes BEGIN UPDATE sqlitetriggers_log_consumers SET position = position + 1; END;|sqlitetriggers_log_consumers"
-  "rewind|CREATE TRIGGER rewind AFTER DELETE ON notes BEGIN UPDATE sqlite_sequence SET seq = 0 WHERE name = 'sqlitetriggers_log'; END;|sqlite_sequence"
+  "rewind|CREATE TRIGGER rewind AFTER DELETE ON notes BEGIN DELETE FROM sqlitetriggers_log WHERE id > 0; END;|sqlitetriggers_log"
   "registry|CREATE TRIGGER registry AFTER INSERT ON notes BEGIN DELETE FROM 'sqlitetriggers_rules'; END;|sqlitetriggers_rules"
   "meta|CREATE TRIGGER meta AFTER INSERT ON notes BEGIN UPDATE [sqlitetriggers_log_meta] SET maxBacklog = 0; END;|sqlitetriggers_log_meta"
   "sqlitetriggers_log_99_insert|CREATE TRIGGER sqlitetriggers_log_99_insert AFTER INSERT ON notes BEGIN INSERT INTO sqlitetriggers_log_origins VALUES (1, 'server', 0); END;|sqlitetriggers_log_origins"

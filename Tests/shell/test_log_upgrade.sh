@@ -157,7 +157,7 @@ check "a missing insert trigger is the one case whose changes were not logged" \
 SELECT sqlitetriggers_log_check();" \
   "Runtime error near line 3: sqlitetriggers_log_check: the log of \"t\" is missing its insert trigger (the table recreated by a migration, or the trigger dropped?): call sqlitetriggers_log_install('t'); changes made since were not logged" "$db"
 
-# 12: what the previous release's reader runs on a file of format 2.  Its
+# 12: what the previous release's reader runs on a file of this format (3).  Its
 # sqlitetriggers_log_check() (which its observations run first) and its
 # install refuse the file; its durableBatch() reads sqlitetriggers_log
 # and sqlitetriggers_log_tables directly, checks no format, and decodes a
@@ -170,15 +170,15 @@ sql "CREATE TABLE c(a NOT NULL, b NOT NULL, PRIMARY KEY(a, b));
 SELECT sqlitetriggers_log_install('c');
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('sync');
 INSERT INTO c VALUES (1.5, 'x');" "$db" >/dev/null
-check_same "the previous release's check and install refuse a log of format 2, loudly" \
+check_same "the previous release's check and install refuse a log of this format, loudly" \
   "$(old_sql "SELECT sqlitetriggers_log_check();" "$db"; old_sql "SELECT sqlitetriggers_log_install('c');" "$db")" \
-  "Runtime error near line 2: sqlitetriggers_log_check: \"sqlitetriggers_log_tables\" exists in this file with another definition (not this version's log, or not a log at all): rename or drop it first
-Runtime error near line 2: sqlitetriggers_log_install: \"sqlitetriggers_log_tables\" exists in this file with another definition (not this version's log, or not a log at all): rename or drop it first"
+  "Runtime error near line 2: sqlitetriggers_log_check: \"sqlitetriggers_log\" exists in this file with another definition (not this version's log, or not a log at all): rename or drop it first
+Runtime error near line 2: sqlitetriggers_log_install: \"sqlitetriggers_log\" exists in this file with another definition (not this version's log, or not a log at all): rename or drop it first"
 # Its durableBatch()'s statements, as that commit's DurableLog.swift has them.
 upg_swift=$(git -C "$upg_root" show "$upg_rev:Sources/SQLiteTriggersGRDB/DurableLog/DurableLog.swift")
 upg_changes=$(upg_awk '/let changes = """/{on=1; next} on && /"""/{exit} on' <<<"$upg_swift")
 upg_key=$(upg_awk '/static func key\(_ stored/{f=1} f && /sql: """/{on=1; next} on && /"""/{exit} on' <<<"$upg_swift")
-check_same "the previous release's durableBatch reads a log of format 2 without refusing, and a REAL of a key as NULL" \
+check_same "the previous release's durableBatch reads a log of this format without refusing, and a REAL of a key as NULL" \
   "$(old_sql ".parameter set ?1 0
 .parameter set ?2 256
 $upg_changes ORDER BY l.id LIMIT ?;
@@ -191,7 +191,7 @@ check_same "CHANGELOG.md says what an app must do before it lets users downgrade
   "$(upg_awk '/^## Unreleased/{on=1; next} /^## /{on=0} on' "$upg_root/CHANGELOG.md" | tr '\n' ' ' |
      grep -c 'before it lets users downgrade')" "1"
 
-# SIGKILL anywhere in the re-install leaves format 1 whole or format 2
+# SIGKILL anywhere in the re-install leaves format 1 whole or format 3
 # complete: it is one transaction.  A log of 50,000 REAL keys; the
 # re-install timed once, then killed at seven points through it.
 db=$(scratch_db)
@@ -209,13 +209,13 @@ upg_restore() {
 }
 # The re-install, run as the sqlite3 process itself (so that $! is its pid).
 upg_install=(-batch -cmd ".load $EXT" "$db" "SELECT sqlitetriggers_log_install('n');")
-upg_state() {   # 1: format 1 as it was; 2: format 2 complete; x: neither
+upg_state() {   # 1: format 1 as it was; 3: format 3 complete; x: neither
   case $(plain_sql "SELECT formatVersion FROM sqlitetriggers_log_meta;" "$db") in
     1) [ "$(plain_sql "$upg_log" "$db")" = "$upg_before" ] &&
        [ "$(plain_sql "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlitetriggers%';" "$db")" = 16 ] &&
        echo 1 || echo x ;;
-    2) [ "$(plain_sql "SELECT count(*) FROM sqlitetriggers_changes WHERE rowKey LIKE '[{\"real\":[%';" "$db")" = 50000 ] &&
-       echo 2 || echo x ;;
+    3) [ "$(plain_sql "SELECT count(*) FROM sqlitetriggers_changes WHERE rowKey LIKE '[{\"real\":[%';" "$db")" = 50000 ] &&
+       echo 3 || echo x ;;
     *) echo x ;;
   esac
 }
@@ -232,8 +232,8 @@ for upg_eighth in 1 2 3 4 5 6 7; do
   upg_states="$upg_states$(upg_state)"
 done
 [ -n "${VERBOSE:-}" ] && echo "     (the re-install took $((upg_ns / 1000000)) ms; states after the kills: ${upg_states#?})"
-check_same "a SIGKILL at seven points of the re-install leaves format 1 whole or format 2 complete" \
-  "$(tr -d 12 <<<"$upg_states")" ""
-check_same "and the re-install not killed leaves format 2" "${upg_states:0:1}" "2"
+check_same "a SIGKILL at seven points of the re-install leaves format 1 whole or format 3 complete" \
+  "$(tr -d 13 <<<"$upg_states")" ""
+check_same "and the re-install not killed leaves format 3" "${upg_states:0:1}" "3"
 
 fi

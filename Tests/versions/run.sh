@@ -40,8 +40,8 @@ for version in $versions; do
   echo "SQLite $version, C tests and the capture oracle: ${summary#c: }"
   count "$summary"
   case $version in
-    3.46.*) suites="change_feed callback durable_log durable_log_sync log_forgery log_rules log_upgrade uuid time controls install" ;;
-    *)      suites="callback durable_log durable_log_sync log_forgery log_rules log_upgrade uuid time controls install" ;;
+    3.46.*) suites="change_feed callback durable_log durable_log_sync log_forgery log_rules log_upgrade log_upgrade_format2 uuid time controls install" ;;
+    *)      suites="callback durable_log durable_log_sync log_forgery log_rules log_upgrade log_upgrade_format2 uuid time controls install" ;;
   esac
   seen=$("$root/sqlite3" :memory: "SELECT sqlite_version()" 2>&1)
   if [ "$seen" = "$version" ]; then passed=$((passed + 1)); else

@@ -383,7 +383,7 @@ extension Database {
         guard try hasDurableLog(),
               let row = try Row.fetchOne(self, sql: """
                 SELECT c.position, m.compactedThrough, m.maxBacklog,
-                  (SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log')
+                  \(Self.durableLogEndSQL)
                 FROM sqlitetriggers_log_consumers AS c, sqlitetriggers_log_meta AS m WHERE c.name = ?
                 """, arguments: [name]) else { return nil }
         let position: Int64 = row[0], compactedThrough: Int64 = row[1], end: Int64 = row[3]
@@ -416,7 +416,7 @@ extension Database {
     public func resetDurableConsumer(_ name: String) throws {
         try execute(sql: """
             UPDATE sqlitetriggers_log_consumers
-            SET position = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log')
+            SET position = \(Self.durableLogEndSQL)
             WHERE name = ? AND position < (SELECT compactedThrough FROM sqlitetriggers_log_meta)
             """, arguments: [name])
     }
@@ -663,8 +663,12 @@ extension Database {
     /// let end = try dbQueue.read { db in try db.durableLogEnd() }
     /// ```
     public func durableLogEnd() throws -> Int64 {
-        try Int64.fetchOne(self, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'") ?? 0
+        try Int64.fetchOne(cachedStatement(sql: "SELECT \(Self.durableLogEndSQL)")) ?? 0
     }
+
+    /// The log's end: its last row's id, which the log keeps (THE FORMAT in
+    /// ext/durable_log.c), 0 when it has none. A seek, never a scan.
+    static let durableLogEndSQL = #"coalesce((SELECT "id" FROM "sqlitetriggers_log" ORDER BY "id" DESC LIMIT 1), 0)"#
 
     // MARK: - Reading
 
@@ -677,7 +681,7 @@ extension Database {
     }
 
     /// The log's format this version writes and reads (ext/durable_log.c).
-    static let durableLogFormat = 2
+    static let durableLogFormat = 3
 
     func hasDurableLog() throws -> Bool {
         // Cached statements here and below: a consumer runs them every batch.

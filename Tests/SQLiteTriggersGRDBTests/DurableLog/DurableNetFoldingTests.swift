@@ -266,7 +266,7 @@ extension DurableNetFoldingTests {
                 try db.execute(sql: "COMMIT")
                 let last = committed.last?.lastLogId ?? 0
                 let stamps = try Int64?.fetchAll(db, sql: "SELECT DISTINCT tx FROM sqlitetriggers_log WHERE id > ?", arguments: [last])
-                let lastLogId = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log'")!
+                let lastLogId = try db.durableLogEnd()
                 #expect(stamps.count <= 1 && stamps.allSatisfy { $0 != nil }, "one stamp per transaction")
                 let logged = try String.fetchOne(db, sql: """
                     SELECT group_concat(tableId || ':' || rowKey || ':' || kind, ' ') FROM sqlitetriggers_log WHERE id > ?

@@ -297,7 +297,7 @@ private func makeSyncFile() throws -> (pool: DatabasePool, plain: DatabaseQueue,
         let lists = FeedTable("lists") { row in String(row["title"] ?? "") }
         #expect {
             try pool.read { db in try db.durableBatch(for: "sync", of: lists) }
-        } throws: { error in "\(error)".contains("is of format 1, and this SQLiteTriggers reads format 2: installDurableLog(for:) again") }
+        } throws: { error in "\(error)".contains("is of format 1, and this SQLiteTriggers reads format 3: installDurableLog(for:) again") }
         try pool.write { db in try db.installDurableLog(for: ["lists"]) }
         let batch = try pool.read { db in try db.durableBatch(for: "sync", of: lists) }
         #expect(batch.changes.map(\.kind) == [.inserted, .inserted, .deleted])
