@@ -85,14 +85,18 @@
 **       prepare was about 19,000 instructions of every transaction); the
 **       sqlite3_next_stmt() list shows it.
 **
-**   swift_callback_keeper (eponymous virtual table, no rows)
+**   swift_callback_keeper (eponymous virtual table, never read)
 **       Connected at the first join, so that sqlite3_close(), which
 **       disconnects every virtual table before it looks for unfinalized
 **       statements, finalizes the kept INSERT in its xDisconnect
-**       (callback_tables.c).  A table of the file of that name hides it:
-**       each join then prepares and finalizes its own.  A host that
-**       finalizes every statement of its connection finalizes it too, and
-**       the next join prepares it again.
+**       (callback_tables.c).  No statement can read it (its xBestIndex
+**       refuses), so none holds it connected past that.  A table of the
+**       file of that name hides it: each join then prepares and finalizes
+**       its own.  A host that finalizes every statement of its connection
+**       finalizes the kept one too, and the next join prepares it again,
+**       as it does when the host's statements prepared since have sunk it
+**       past the first ENLIST_NEAR of the list (a join never walks them
+**       all).
 **
 **   swift_callback_batch (eponymous virtual table, read-only)
 **       SELECT seq, name, argc, arg1, ..., arg126, tx FROM swift_callback_batch
@@ -121,13 +125,19 @@
   "swift_callback: the first argument must be the callback's name (text)"
 
 
+/* How far down the connection's statements a join looks for its kept
+** INSERT before it prepares it again. */
+#define ENLIST_NEAR 16
+
 /* After a join: the INSERT is kept for the next transaction when it went
 ** to our table and swift_callback_keeper is connected (a table of the
 ** file of that name hides it: then each join prepares its own). */
 static void keepOrFinalize(Connection *p, sqlite3_stmt *pStmt){
   CallbackState *pState = p->pCallbacks;
-  if( pState->hasBegun && !pState->isKeeperConnected ){
+  if( pState->hasBegun && !pState->isKeeperConnected && !pState->isKeeperTried ){
+    /* Its xConnect runs, then its xBestIndex refuses: no statement. */
     sqlite3_stmt *pConnect = 0;
+    pState->isKeeperTried = 1;
     sqlite3_prepare_v2(p->db, "SELECT 1 FROM main.swift_callback_keeper", -1, &pConnect, 0);
     sqlite3_finalize(pConnect);
   }
@@ -161,8 +171,14 @@ static int enlistOrExplain(Connection *p, char **pzErr){
   ** own end, so only a top-level SELECT swift_callback(...) shows it. */
   lastRowid = sqlite3_last_insert_rowid(p->db);
   pStmt = p->pCallbacks->pEnlist;
-  if( pStmt && !sqlitetriggers_is_statement_of(p->db, pStmt, SQLITETRIGGERS_ENLIST_SQL) ) pStmt = 0;  /* the host finalized it */
   p->pCallbacks->pEnlist = 0;
+  if( pStmt && !sqlitetriggers_is_statement_of(p->db, pStmt, SQLITETRIGGERS_ENLIST_SQL, ENLIST_NEAR) ){
+    /* Finalized by the host, or sunk under the statements it prepared
+    ** since (each join would walk them all): prepared again, it is
+    ** first in the list. */
+    if( sqlitetriggers_is_statement_of(p->db, pStmt, SQLITETRIGGERS_ENLIST_SQL, -1) ) sqlite3_finalize(pStmt);
+    pStmt = 0;
+  }
   rc = pStmt ? SQLITE_OK : sqlite3_prepare_v3(p->db, SQLITETRIGGERS_ENLIST_SQL, -1, SQLITE_PREPARE_PERSISTENT, &pStmt, 0);
   if( rc==SQLITE_OK ){
     p->pCallbacks->isEnlisting = 1;

@@ -133,6 +133,8 @@ struct CallbackState {
   ** unfinalized statements) finalizes it; see keepOrFinalize(). */
   sqlite3_stmt *pEnlist;
   int isKeeperConnected;
+  int isKeeperTried;          /* its connection tried once (a file's table
+                              ** may hide it): never again */
   EventList queue;            /* committed, not yet delivered */
   int isDelivering;
   /* The batch observer being called, and the round of the queue it reads
@@ -186,7 +188,7 @@ CallbackState *sqlitetriggers_table_state(sqlite3_vtab *pVtab);
 extern const sqlite3_module sqlitetriggers_log_module;
 extern const sqlite3_module sqlitetriggers_pending_module;
 extern const sqlite3_module sqlitetriggers_keeper_module;
-int sqlitetriggers_is_statement_of(sqlite3 *db, sqlite3_stmt *pStmt, const char *zSql);
+int sqlitetriggers_is_statement_of(sqlite3 *db, sqlite3_stmt *pStmt, const char *zSql, int nWithin);
 /* How a connection joins a transaction (callback.c). */
 #define SQLITETRIGGERS_ENLIST_SQL "INSERT OR IGNORE INTO main.swift_callback_pending(name) VALUES (NULL)"
 extern const sqlite3_module sqlitetriggers_batch_module;

@@ -6,7 +6,8 @@
 ** Both read the connection's events with one cursor; the pending table is
 ** also the one swift_callback() writes once per transaction to join it,
 ** and so the one SQLite reports savepoints, commits and rollbacks to.
-** The keeper has no rows: its xDisconnect, which sqlite3_close() runs
+** The keeper is never read (its xBestIndex refuses): its xDisconnect,
+** which sqlite3_close() runs
 ** before it checks for unfinalized statements, finalizes the joining
 ** INSERT that callback.c keeps prepared (a prepare per transaction was
 ** about 19,000 instructions).  The pending table cannot do it: the kept
@@ -377,21 +378,34 @@ static int keeperConnect(sqlite3 *db, void *pAux, int argc, const char *const*ar
   return rc;
 }
 
-/* 1 when pStmt is still one of db's statements, of the text zSql: a host
-** may finalize every statement of its connection (sqlite3_next_stmt()),
-** and a statement it prepares next may take the same address. */
-int sqlitetriggers_is_statement_of(sqlite3 *db, sqlite3_stmt *pStmt, const char *zSql){
+/* 1 when pStmt is still one of db's statements, of the text zSql, among
+** the first nWithin (< 0: all): a host may finalize every statement of its
+** connection (sqlite3_next_stmt()), and a statement it prepares next may
+** take the same address.  New statements go first in the list. */
+int sqlitetriggers_is_statement_of(sqlite3 *db, sqlite3_stmt *pStmt, const char *zSql, int nWithin){
   sqlite3_stmt *pAt;
-  for(pAt=sqlite3_next_stmt(db, 0); pAt; pAt=sqlite3_next_stmt(db, pAt)){
+  for(pAt=sqlite3_next_stmt(db, 0); pAt && nWithin!=0; pAt=sqlite3_next_stmt(db, pAt), nWithin--){
     if( pAt==pStmt ) return sqlite3_sql(pAt)!=0 && strcmp(sqlite3_sql(pAt), zSql)==0;
   }
   return 0;
 }
 
+/* Never a statement's: a statement reading the keeper would hold it
+** connected past sqlite3_close()'s disconnects, and its finalize would
+** then finalize the kept INSERT inside the host's own sqlite3_finalize()
+** (a host walking its statements would free that one twice).  Its
+** xConnect runs before this refusal, which is all keepOrFinalize() asks. */
+static int keeperBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  (void)pInfo;
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_mprintf("swift_callback_keeper is internal to SQLiteTriggers: it cannot be read");
+  return SQLITE_ERROR;
+}
+
 static int keeperDisconnect(sqlite3_vtab *pVtab){
   Connection *p = ((EventTable*)pVtab)->p;
   CallbackState *pState = p->pCallbacks;
-  if( pState->pEnlist && sqlitetriggers_is_statement_of(p->db, pState->pEnlist, SQLITETRIGGERS_ENLIST_SQL) ){
+  if( pState->pEnlist && sqlitetriggers_is_statement_of(p->db, pState->pEnlist, SQLITETRIGGERS_ENLIST_SQL, -1) ){
     sqlite3_finalize(pState->pEnlist);
   }
   pState->pEnlist = 0;
@@ -434,7 +448,7 @@ const sqlite3_module sqlitetriggers_keeper_module = {
   .iVersion    = 0,
   .xCreate     = 0,   /* eponymous only */
   .xConnect    = keeperConnect,
-  .xBestIndex  = sqlitetriggers_event_table_best_index,
+  .xBestIndex  = keeperBestIndex,
   .xDisconnect = keeperDisconnect,
   .xOpen       = keeperOpen,
   .xClose      = keeperClose,

@@ -755,6 +755,35 @@ static void testTheJoinStaysPreparedAndCloses(void){
   while( (pStmt = sqlite3_next_stmt(db, 0))!=0 ) sqlite3_finalize(pStmt);
   expect(sqlite3_close(db)==SQLITE_OK, "a host that finalizes every statement before closing closes");
 
+  /* No statement may read the keeper (one holding it would keep it
+  ** connected past the close, and its finalize would finalize the kept
+  ** INSERT inside the host's); the kept INSERT, sunk under the host's
+  ** statements, is prepared again at the head rather than looked for. */
+  db = openRegistered(0);
+  exec(db, "CREATE TABLE t(v)");
+  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  exec(db, "INSERT INTO t VALUES (1)");
+  pStmt = 0;
+  expect(sqlite3_prepare_v2(db, "SELECT * FROM swift_callback_keeper", -1, &pStmt, 0)==SQLITE_ERROR && pStmt==0
+         && strstr(sqlite3_errmsg(db), "internal to SQLiteTriggers")!=0, "no statement can read swift_callback_keeper");
+  {
+    sqlite3_stmt *aHost[40];
+    int nEnlist = 0;
+    for(i=0; i<40; i++) sqlite3_prepare_v2(db, "SELECT 1", -1, &aHost[i], 0);
+    exec(db, "INSERT INTO t VALUES (2)");
+    pStmt = sqlite3_next_stmt(db, 0);
+    expect(pStmt && strcmp(sqlite3_sql(pStmt), "INSERT OR IGNORE INTO main.swift_callback_pending(name) VALUES (NULL)")==0,
+           "the join's INSERT sunk under 40 host statements is prepared again, first in the list");
+    for(; pStmt; pStmt=sqlite3_next_stmt(db, pStmt)){
+      nEnlist += strcmp(sqlite3_sql(pStmt), "INSERT OR IGNORE INTO main.swift_callback_pending(name) VALUES (NULL)")==0;
+    }
+    expect(nEnlist==1, "and the sunk one is finalized");
+    for(i=0; i<40; i++) sqlite3_finalize(aHost[i]);
+  }
+  queryText(db, "SELECT count(*) FROM swift_callback_log", zOut);
+  expect(strcmp(zOut, "2")==0, "both transactions joined");
+  expect(sqlite3_close(db)==SQLITE_OK, "and the connection closes");
+
   db = openRegistered(0);
   exec(db, "CREATE TABLE swift_callback_keeper(x)");
   exec(db, "CREATE TABLE t(v)");
