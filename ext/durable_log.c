@@ -286,14 +286,16 @@ static const char *const azShared[] = {
   /* THE FORMAT: the last row stays while a position or compactedThrough
   ** has reached it (a DELETE FROM sqlitetriggers_log by hand would give
   ** its id again, under consumers' positions); compaction keeps it, and
-  ** a rule's statement (log_rules.c) deletes only a row past them. */
+  ** a rule's statement (log_rules.c) deletes only a row past them, which
+  ** the WHEN, tested first, lets go without the seek to the end. */
   "sqlitetriggers_log_end_guard",
   "CREATE TRIGGER \"sqlitetriggers_log_end_guard\" BEFORE DELETE ON \"sqlitetriggers_log\" "
-  "WHEN old.\"id\" = " LOG_END " AND old.\"id\" <= (SELECT max(m.\"compactedThrough\", "
+  "WHEN old.\"id\" <= (SELECT max(m.\"compactedThrough\", "
   "coalesce((SELECT max(c.\"position\") FROM \"sqlitetriggers_log_consumers\" AS c), 0)) "
   "FROM \"sqlitetriggers_log_meta\" AS m) BEGIN "
   "SELECT RAISE(ABORT, 'sqlitetriggers_log: the log''s last change stays: its id is the log''s end, "
-  "from which consumers count (delete the consumers first, or let compaction delete the rest)'); END",
+  "from which consumers count (delete the consumers first, or let compaction delete the rest)') "
+  "WHERE old.\"id\" = " LOG_END "; END",
 
   "sqlitetriggers_log_origin_delete_guard",
   "CREATE TRIGGER \"sqlitetriggers_log_origin_delete_guard\" BEFORE DELETE ON "
