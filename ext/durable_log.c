@@ -18,16 +18,16 @@
 **   sqlitetriggers_log(id, tableId, kind, rowKey, tx)
 **       One row per row change.  id: the INTEGER PRIMARY KEY, one more than
 **       the last row's; the last row always stays (compaction keeps it,
-**       and a guard trigger refuses deleting it while a consumer's position
-**       or compactedThrough has reached it), so ids only grow and never
-**       come back, and the log's end is its last row's id, read with a
-**       seek (AUTOINCREMENT, format 2's, wrote sqlite_sequence, a page
-**       more per commit).  Writers are serialized, so ids are commit order,
+**       and guard triggers refuse deleting it and changing any id), so ids
+**       only grow and never come back, and the log's end is its last row's
+**       id, read with a seek (AUTOINCREMENT, format 2's, wrote
+**       sqlite_sequence, a page more per commit).  Writers are serialized, so ids are commit order,
 **       and one transaction's rows are contiguous.
 **       tableId: sqlitetriggers_log_tables.id, or 0 with kind 0: a
-**       placeholder that holds the end (an uninstalled table's last
-**       change, or format 2's end past its last row), which names no row
-**       and which a consumer skips.  kind: 1 insert, 2 update,
+**       placeholder, which names no row and which a consumer skips (the
+**       view leaves it out): a rule's own write of its row, taken back
+**       (RULES' WRITES, log_rules.c), an uninstalled table's last change,
+**       or format 2's end past its last row.  kind: 1 insert, 2 update,
 **       3 delete, 4 and 5 conflict (a row a write conflicted with on a
 **       UNIQUE constraint, which the write deletes if it replaces: see the
 **       probes below).  rowKey: the row's primary key, the column's value for a
@@ -237,12 +237,12 @@ static const char *const azShared[] = {
   "sqlitetriggers_changes",
   "CREATE VIEW \"sqlitetriggers_changes\" AS SELECT l.\"id\" AS \"id\", "
   "t.\"tableName\" AS \"tableName\", CASE l.\"kind\" WHEN 1 THEN 'insert' "
-  "WHEN 2 THEN 'update' WHEN 0 THEN NULL ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
+  "WHEN 2 THEN 'update' ELSE 'delete' END AS \"kind\", l.\"rowKey\" AS \"rowKey\", "
   "l.\"tx\" AS \"tx\", o.\"origin\" AS \"origin\", d.\"time\" AS \"time\", "
   "d.\"deletedRow\" AS \"deletedRow\" FROM \"sqlitetriggers_log\" AS l "
   "LEFT JOIN \"sqlitetriggers_log_tables\" AS t ON t.\"id\" = l.\"tableId\" "
   "LEFT JOIN \"sqlitetriggers_log_origins\" AS o ON o.\"tx\" = l.\"tx\" "
-  "LEFT JOIN \"sqlitetriggers_log_tombstones\" AS d ON d.\"id\" = l.\"id\"",
+  "LEFT JOIN \"sqlitetriggers_log_tombstones\" AS d ON d.\"id\" = l.\"id\" WHERE l.\"kind\" <> 0",
 
   /* A new consumer starts at the end of the log. */
   "sqlitetriggers_log_consumer_start",
@@ -283,19 +283,31 @@ static const char *const azShared[] = {
   /* ORIGINS: a mark still in the log is deleted only by
   ** sqlitetriggers_log_origin(); COMPACTION deletes only origins set
   ** before compactedThrough. */
-  /* THE FORMAT: the last row stays while a position or compactedThrough
-  ** has reached it (a DELETE FROM sqlitetriggers_log by hand would give
-  ** its id again, under consumers' positions); compaction keeps it, and
-  ** a rule's statement (log_rules.c) deletes only a row past them, which
-  ** the WHEN, tested first, lets go without the seek to the end. */
+  /* THE FORMAT: the last row never goes and no id changes, so ids never
+  ** come back (under consumers' positions, or beside a tombstone of the
+  ** id's earlier row): compaction keeps the last row, uninstalling and a
+  ** rule's statement (log_rules.c) make it a placeholder, and a DELETE or
+  ** an UPDATE of ids by hand is refused. */
   "sqlitetriggers_log_end_guard",
   "CREATE TRIGGER \"sqlitetriggers_log_end_guard\" BEFORE DELETE ON \"sqlitetriggers_log\" "
-  "WHEN old.\"id\" <= (SELECT max(m.\"compactedThrough\", "
-  "coalesce((SELECT max(c.\"position\") FROM \"sqlitetriggers_log_consumers\" AS c), 0)) "
-  "FROM \"sqlitetriggers_log_meta\" AS m) BEGIN "
-  "SELECT RAISE(ABORT, 'sqlitetriggers_log: the log''s last change stays: its id is the log''s end, "
-  "from which consumers count (delete the consumers first, or let compaction delete the rest)') "
-  "WHERE old.\"id\" = " LOG_END "; END",
+  "WHEN old.\"id\" = " LOG_END " BEGIN "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: the log''s last row stays: its id is the log''s end, "
+  "from which consumers count, and ids never come back (compaction deletes the rest)'); END",
+
+  "sqlitetriggers_log_id_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_id_guard\" BEFORE UPDATE OF \"id\" ON \"sqlitetriggers_log\" BEGIN "
+  "SELECT RAISE(ABORT, 'sqlitetriggers_log: a change''s id never changes (ids are the log''s order, "
+  "and consumers'' positions count them)'); END",
+
+  /* ORIGINS: a mark sqlitetriggers_log_origin() writes has "since" at the
+  ** log's end (an earlier SQLiteTriggers, which read the end from
+  ** sqlite_sequence, would write 0, and compaction would take the mark
+  ** early: its mark is refused, loudly).  Every other write is the CHECK's
+  ** to refuse, which INSERT OR IGNORE drops without failing the write
+  ** (SAFETY: a file's trigger planting marks). */
+  "sqlitetriggers_log_origin_since_guard",
+  "CREATE TRIGGER \"sqlitetriggers_log_origin_since_guard\" BEFORE INSERT ON \"sqlitetriggers_log_origins\" "
+  "WHEN new.\"tx\" IS " LOG_ORIGIN_WRITER_SQL " AND new.\"since\" IS NOT " LOG_END " BEGIN " LOG_ORIGIN_REFUSED,
 
   "sqlitetriggers_log_origin_delete_guard",
   "CREATE TRIGGER \"sqlitetriggers_log_origin_delete_guard\" BEFORE DELETE ON "
@@ -325,9 +337,9 @@ static const char *const azShared[] = {
 ** new table. */
 #define LOG_UPGRADE_FROM_2 \
   "DROP VIEW IF EXISTS \"sqlitetriggers_changes\"; " \
-  "DROP TRIGGER \"sqlitetriggers_log_consumer_start\"; " \
-  "DROP TRIGGER \"sqlitetriggers_log_consumer_guard\"; " \
-  "DROP TRIGGER \"sqlitetriggers_log_consumer_insert_guard\"; " \
+  "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_consumer_start\"; " \
+  "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_consumer_guard\"; " \
+  "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_consumer_insert_guard\"; " \
   "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_compact_update\"; " \
   "DROP TRIGGER IF EXISTS \"sqlitetriggers_log_compact_delete\"; " \
   "CREATE TEMP TABLE \"sqlitetriggers_log_format2\" AS SELECT * FROM main.\"sqlitetriggers_log\"; " \

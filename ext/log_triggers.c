@@ -676,16 +676,19 @@ char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind
 /*
 ** RULES' WRITES (log_rules.c): the statement a rule's trigger on pTab ends
 ** with when its last statement updates the row it fired on, so that the
-** update is part of that row's change: it deletes the log's last row when
-** the rule's UPDATE changed one row (changes() is the rows of the trigger's
-** last statement) and that row is pTab's update (kind 2) of the key of
-** "new", which the log's UPDATE trigger wrote during it.  As the log's
+** update is part of that row's change: it makes the log's last row a
+** placeholder (THE FORMAT: tableId 0, kind 0, no key) when the rule's
+** UPDATE changed one row (changes() is the rows of the trigger's last
+** statement) and that row is pTab's update (kind 2) of the key of "new",
+** which the log's UPDATE trigger wrote during it.  Not a deletion: the
+** log's last row never goes (its id is the log's end).  As the log's
 ** triggers, plain SQL, for every writer.
 */
 char *sqlitetriggers_log_unlog_sql(const LogTable *pTab, int iTable, int *pRc){
   sqlite3_str *pOut = sqlite3_str_new(0);
   char *zOut;
-  sqlite3_str_appendf(pOut, "DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1 AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") "
+  sqlite3_str_appendf(pOut, "UPDATE \"sqlitetriggers_log\" SET \"tableId\" = 0, \"kind\" = 0, \"rowKey\" = NULL "
+      "WHERE changes() = 1 AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") "
       "AND \"kind\" = 2 AND \"tableId\" = %d AND \"rowKey\" IS ", iTable);
   appendKey(pOut, pTab, "new");
   sqlite3_str_appendall(pOut, " COLLATE BINARY;");

@@ -120,6 +120,7 @@ DELETE FROM sqlitetriggers_log_origins;
 BEGIN;
 INSERT INTO notes(body) VALUES ('typed');
 INSERT INTO sqlitetriggers_log_origins SELECT tx, 'server', 1 FROM sqlitetriggers_log WHERE id = 2;
+INSERT INTO sqlitetriggers_log_origins SELECT tx, 'server', (SELECT max(id) FROM sqlitetriggers_log) FROM sqlitetriggers_log WHERE id = 2;
 COMMIT;
 SELECT rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;"
   refused="CHECK constraint failed: only sqlitetriggers_log_origin() marks a transaction's origin"
@@ -129,6 +130,7 @@ SELECT rowKey, quote(origin) FROM sqlitetriggers_changes ORDER BY id;"
     "$(echo "$out" | sed -E 's/^(Runtime error|Error) near line [0-9]+: //; s/ \([0-9]+\)$//')" "$refused
 $refused
 $deleted
+$refused
 $refused
 1|'server'
 2|NULL"

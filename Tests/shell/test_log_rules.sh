@@ -54,7 +54,7 @@ RULES_REGISTRY="CREATE TABLE sqlitetriggers_rules(triggerName TEXT PRIMARY KEY N
   tableName TEXT NOT NULL, sql TEXT NOT NULL) WITHOUT ROWID;"
 RULES_REGISTER="INSERT INTO sqlitetriggers_rules SELECT name, name, tbl_name, sql FROM sqlite_schema
   WHERE type = 'trigger' AND name NOT LIKE 'sqlitetriggers%';"
-RULES_STAMPED="SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND sql LIKE '%DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1%';"
+RULES_STAMPED="SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND sql LIKE '%UPDATE \"sqlitetriggers_log\" SET \"tableId\" = 0, \"kind\" = 0, \"rowKey\" = NULL WHERE changes() = 1%';"
 RULES_REGISTERED_AS_IN_FILE="SELECT count(*) FROM sqlitetriggers_rules AS r JOIN sqlite_schema AS s ON s.name = r.triggerName AND s.sql = r.sql;"
 
 # A file whose rules came first (the log's install rewrites them), with a
@@ -119,7 +119,7 @@ END') = 'CREATE TRIGGER \"s\"
 AFTER UPDATE ON \"notes\"
 BEGIN
   UPDATE \"notes\" SET title = 1 WHERE rowid = new.rowid;
-  DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1 AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") AND \"kind\" = 2 AND \"tableId\" = 1 AND \"rowKey\" IS new.\"id\" COLLATE BINARY;
+  UPDATE \"sqlitetriggers_log\" SET \"tableId\" = 0, \"kind\" = 0, \"rowKey\" = NULL WHERE changes() = 1 AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") AND \"kind\" = 2 AND \"tableId\" = 1 AND \"rowKey\" IS new.\"id\" COLLATE BINARY;
 END';
 SELECT sqlitetriggers_log_rule_sql('notes', 'CREATE TRIGGER s BEFORE UPDATE ON notes BEGIN UPDATE notes SET title = 1; END');
 SELECT sqlitetriggers_log_rule_sql('notes', 'CREATE TRIGGER s AFTER UPDATE ON notes BEGIN UPDATE notes SET title = 1; SELECT 1; END');
@@ -130,7 +130,7 @@ CREATE TRIGGER s AFTER UPDATE ON other BEGIN UPDATE other SET title = 1; END" "$
 
 # SAFETY.  Each trigger planted by a writer without the extension; the
 # check refuses the file, naming it, unless it is exactly the shape.
-UNLOG='DELETE FROM "sqlitetriggers_log" WHERE changes() = 1 AND "id" = (SELECT max("id") FROM "sqlitetriggers_log") AND "kind" = 2 AND "tableId" = 1 AND "rowKey" IS new."id" COLLATE BINARY;'
+UNLOG='UPDATE "sqlitetriggers_log" SET "tableId" = 0, "kind" = 0, "rowKey" = NULL WHERE changes() = 1 AND "id" = (SELECT max("id") FROM "sqlitetriggers_log") AND "kind" = 2 AND "tableId" = 1 AND "rowKey" IS new."id" COLLATE BINARY;'
 # refused_shape WHAT TRIGGER-HEAD FIRST-STATEMENT [UNLOG [AFTER]]: planted
 # by the CLI without the extension, the statement on its own line.
 refused_shape() {

@@ -1,10 +1,10 @@
 # An app update carries the user's file: a durable log of format 2
-# (AUTOINCREMENT ids), written by b9220ef, the last commit of that format,
+# (AUTOINCREMENT ids), written by 7248851, the last release of that format,
 # upgraded by this one to format 3 (THE FORMAT in ext/durable_log.c).  That
-# commit's library is built from git at test time (build/format2-b9220ef/),
+# commit's library is built from git at test time (build/format2-7248851/),
 # never kept in the tree; every fixture is made by it here.
 
-f2_rev=b9220ef
+f2_rev=7248851
 f2_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 f2_dir=$f2_root/build/format2-$f2_rev
 F2_OLD=$f2_dir/libsqlitetriggers
@@ -63,20 +63,22 @@ fast=3 slow=3
 3"
 check "this version's check refuses format 2, naming the remedy" "SELECT sqlitetriggers_log_check();" \
   "Runtime error near line 2: sqlitetriggers_log_check: the durable log in this file is of format 2 (an earlier SQLiteTriggers): install any logged table again (sqlitetriggers_log_install) to upgrade it to format 3" "$db"
-check "installing upgrades it: the end kept by a placeholder, positions kept, new ids past the end, one change per write" \
+check "installing upgrades it: the end kept by a placeholder (which the view leaves out), positions kept, new ids past the end, one change per write (the stamp's a placeholder)" \
   "SELECT sqlitetriggers_log_install('notes'); $f2_state
 SELECT sqlitetriggers_log_check();
 SELECT (SELECT count(*) FROM sqlite_sequence WHERE name = 'sqlitetriggers_log') + (SELECT count(*) FROM sqlite_schema WHERE sql LIKE '%AUTOINCREMENT%');
 UPDATE notes SET title = 'b' WHERE id = 1;
-SELECT id, tableName, kind, rowKey FROM sqlitetriggers_changes WHERE id > 3;
-SELECT quote(tableName), quote(kind) FROM sqlitetriggers_changes WHERE id = 3;" "1
+SELECT tableName, kind, rowKey FROM sqlitetriggers_changes WHERE id > 3;
+SELECT count(*) FROM sqlitetriggers_log WHERE id > 3 AND tableId = 0 AND kind = 0;
+SELECT count(*) FROM sqlitetriggers_changes WHERE id = 3;" "1
 3
 3:0:0:-
 fast=3 slow=3
 2
 0
-4|notes|update|1
-NULL|NULL" "$db"
+notes|update|1
+1
+0" "$db"
 
 # Changes not yet read by the slow consumer survive the upgrade, with their
 # ids, tombstones and origins.
@@ -89,6 +91,19 @@ check_same "a log with changes left: installing keeps every change, id, origin a
 check "and the log goes on from its end" \
   "INSERT INTO tags VALUES ('blue', 1); SELECT max(id), (SELECT formatVersion FROM sqlitetriggers_log_meta) FROM sqlitetriggers_log;" "4|3" "$db"
 
+# Format 2's library, still running in another process during an app
+# update, on the file of format 3: its uninstall cannot take the log's
+# last row, and its marks (it reads the end from sqlite_sequence, and
+# writes 0) are refused, where they would have been compacted early: the
+# one mark is the fixture's own.
+check_same "format 2's library cannot empty the log nor mark a transaction with a wrong end" \
+  "$(f2_old "SELECT sqlitetriggers_log_uninstall('tags');" "$db" | sed -E 's/ \([0-9]+\)$//'
+     f2_old "BEGIN; SELECT sqlitetriggers_log_origin('server'); INSERT INTO notes(id, title) VALUES (9, 's'); COMMIT;
+SELECT count(*) FROM sqlitetriggers_log_origins;" "$db" | sed -E 's/ \([0-9]+\)$//')" \
+  "Runtime error near line 2: sqlitetriggers_log_uninstall: sqlitetriggers_log: the log's last row stays: its id is the log's end, from which consumers count, and ids never come back (compaction deletes the rest)
+Runtime error near line 2: sqlitetriggers_log_origin: sqlitetriggers_log: only sqlitetriggers_log_origin() marks a transaction's origin
+1"
+
 fi
 
 # THE FORMAT's end guard and placeholders, on a log of this format.
@@ -97,17 +112,28 @@ sql "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT); CREATE TABLE other(
 SELECT sqlitetriggers_log_install('notes'); SELECT sqlitetriggers_log_install('other');
 INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('c');
 INSERT INTO notes(title) VALUES ('a'), ('b');" "$db" >/dev/null
-check "a DELETE of the log by hand cannot take its last row while a consumer has not reached it... or has" \
+check "a DELETE of the log by hand never takes its last row, and no id changes: ids never come back" \
   "DELETE FROM sqlitetriggers_log WHERE id = 1;
-UPDATE sqlitetriggers_log_consumers SET position = 2;
 DELETE FROM sqlitetriggers_log;
+UPDATE sqlitetriggers_log SET id = 1 WHERE id = 2;
 SELECT group_concat(id) FROM sqlitetriggers_log;" \
-  "Runtime error near line 4: sqlitetriggers_log: the log's last change stays: its id is the log's end, from which consumers count (delete the consumers first, or let compaction delete the rest) (19)
+  "Runtime error near line 3: sqlitetriggers_log: the log's last row stays: its id is the log's end, from which consumers count, and ids never come back (compaction deletes the rest) (19)
+Runtime error near line 4: sqlitetriggers_log: a change's id never changes (ids are the log's order, and consumers' positions count them) (19)
 2" "$db"
+gone=$(scratch_db)
+check "a deletion's tombstone never joins a later change: ids never come back" \
+  "CREATE TABLE gone(id INTEGER PRIMARY KEY, v); INSERT INTO gone VALUES (1, 'secret');
+SELECT sqlitetriggers_log_install('gone', 'tombstones'); DELETE FROM gone WHERE id = 1;
+DELETE FROM sqlitetriggers_log;
+INSERT INTO gone VALUES (2, 'b');
+SELECT kind, rowKey, quote(deletedRow) FROM sqlitetriggers_changes WHERE tableName = 'gone';" "1
+Runtime error near line 4: sqlitetriggers_log: the log's last row stays: its id is the log's end, from which consumers count, and ids never come back (compaction deletes the rest) (19)
+delete|1|'{\"id\":1,\"v\":\"secret\"}'
+insert|2|NULL" "$gone"
 check "uninstalling the table of the log's last change leaves a placeholder in its place, which holds the end" \
   "SELECT sqlitetriggers_log_uninstall('notes');
 SELECT id, tableId, kind, quote(rowKey) FROM sqlitetriggers_log;
 INSERT INTO other VALUES (7);
-SELECT id, tableName, kind, rowKey FROM sqlitetriggers_changes WHERE id > 2;" "1
+SELECT tableName, kind, rowKey FROM sqlitetriggers_changes WHERE tableName = 'other';" "1
 2|0|0|NULL
-3|other|insert|7" "$db"
+other|insert|7" "$db"

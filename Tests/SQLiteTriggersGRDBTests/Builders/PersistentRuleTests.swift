@@ -201,7 +201,7 @@ private func isSubsecondTime(_ text: String?) -> Bool {
             if !logFirst { try db.installDurableLog(for: ["everyWriterNotes"]) }
         }
         let stamps = try pool.read { db in
-            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'everyWriterNotes' AND sql LIKE '%DELETE FROM \"sqlitetriggers_log\" WHERE changes() = 1%'")
+            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'everyWriterNotes' AND sql LIKE '%UPDATE \"sqlitetriggers_log\" SET \"tableId\" = 0, \"kind\" = 0, \"rowKey\" = NULL WHERE changes() = 1%'")
         }
         #expect(stamps.count == 3, "the insert touch, its kept stamp and the update touch")
         #expect(try pool.read { db in try EveryWriter.rules.persistentRuleDrift(db) }.isEmpty)

@@ -526,9 +526,9 @@ static long queryCount(sqlite3 *db, const char *zSql){
 ** exists, every row of t and every deleted key has its change in the log,
 ** each stamped. */
 
-/* A complete install of one table with a UNIQUE column: the fourteen shared
+/* A complete install of one table with a UNIQUE column: the sixteen shared
 ** objects (durable_log.c's azShared) and its five triggers. */
-#define N_LOG_OBJECTS 19
+#define N_LOG_OBJECTS 21
 
 static void runLog(long iAt, int persistent){
   sqlite3 *db = openRegistered();
