@@ -6,8 +6,9 @@
 ** NULL: nothing tells one transaction from the next), so an INSERT was two
 ** changes, an UPDATE two, and net folding could not join them.  A write is
 ** one change: such a rule ends with the statement that
-** sqlitetriggers_log_unlog_sql() writes (log_triggers.c), which deletes the
-** change its own UPDATE logged.  Plain SQL, for every writer.
+** sqlitetriggers_log_unlog_sql() writes (log_triggers.c), which makes the
+** change its own UPDATE logged a placeholder (THE FORMAT: no change, which
+** consumers skip and the view leaves out; the log's last row never goes).  Plain SQL, for every writer.
 **
 ** THE SHAPE
 **   A trigger of main on a logged table T qualifies when it is AFTER INSERT
@@ -15,10 +16,10 @@
 **   Then the change it fired on, of its row "new", is logged in the same
 **   statement by the log's own INSERT or UPDATE trigger (before the rule or
 **   after it: the order of a table's triggers does not matter), and the
-**   row the statement deletes was written during the rule's UPDATE, of that
+**   row the statement takes back was written during the rule's UPDATE, of that
 **   same key: changes() = 1 says the UPDATE changed a row, which the log's
 **   UPDATE trigger logged at the end of the log, and only a kind 2 of the
-**   key of "new" at the end is deleted (a row of another key is kept).  So
+**   key of "new" at the end is taken back (a row of another key is kept).  So
 **   a consumer reads that key once, the row read afresh: nothing is lost.
 **   Not BEFORE: a write that follows may change nothing (INSERT OR IGNORE).
 **   Only after the last statement: changes() counts the statement before.
@@ -27,7 +28,7 @@
 **   (and so this statement would take back the change before it): the
 **   check refuses such a trigger (sqlitetriggers_log_trigger_stops_rows()).
 **   A key the rule's UPDATE changes is logged as a deletion and an insert,
-**   never deleted.  An update that fails undoes the statement with it.
+**   never taken back.  An update that fails undoes the statement with it.
 **
 ** SAFETY
 **   Such a rule names the log, which no object of the file but the log's
