@@ -601,6 +601,19 @@ int sqlitetriggers_log_read_table(sqlite3 *db, const char *zTable, int iTable, i
   return rc;
 }
 
+/* pOut's text (sqlite3_free it), or NULL with *pRc set when out of memory. */
+static char *logFinishText(sqlite3_str *pOut, int *pRc){
+  char *zOut;
+  if( sqlite3_str_errcode(pOut) ){
+    sqlite3_free(sqlite3_str_finish(pOut));
+    *pRc = SQLITE_NOMEM;
+    return 0;
+  }
+  zOut = sqlite3_str_finish(pOut);
+  if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  return zOut;
+}
+
 /* ---- the triggers ------------------------------------------------------ */
 
 /* The kinds of a table's triggers, by name: sqlitetriggers_log_N_<suffix>. */
@@ -617,7 +630,6 @@ const char *const sqlitetriggers_log_trigger_suffix[N_TRIGGER_KINDS] = {
 */
 char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind, int isEarlier, int *pRc){
   sqlite3_str *pOut;
-  char *zOut;
   if( iKind>=3 && pTab->nProbe==0 ) return 0;
   pOut = sqlite3_str_new(0);
   sqlite3_str_appendf(pOut, "CREATE TRIGGER \"sqlitetriggers_log_%d_%s\" %s %s ON \"%w\" "
@@ -663,14 +675,7 @@ char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind
     }
   }
   sqlite3_str_appendall(pOut, "END");
-  if( sqlite3_str_errcode(pOut) ){
-    sqlite3_free(sqlite3_str_finish(pOut));
-    *pRc = SQLITE_NOMEM;
-    return 0;
-  }
-  zOut = sqlite3_str_finish(pOut);
-  if( zOut==0 ) *pRc = SQLITE_NOMEM;
-  return zOut;
+  return logFinishText(pOut, pRc);
 }
 
 /*
@@ -686,18 +691,10 @@ char *sqlitetriggers_log_trigger_sql(const LogTable *pTab, int iTable, int iKind
 */
 char *sqlitetriggers_log_unlog_sql(const LogTable *pTab, int iTable, int *pRc){
   sqlite3_str *pOut = sqlite3_str_new(0);
-  char *zOut;
   sqlite3_str_appendf(pOut, "UPDATE \"sqlitetriggers_log\" SET \"tableId\" = 0, \"kind\" = 0, \"rowKey\" = NULL "
       "WHERE changes() = 1 AND \"id\" = (SELECT max(\"id\") FROM \"sqlitetriggers_log\") "
       "AND \"kind\" = 2 AND \"tableId\" = %d AND \"rowKey\" IS ", iTable);
   appendKey(pOut, pTab, "new");
   sqlite3_str_appendall(pOut, " COLLATE BINARY;");
-  if( sqlite3_str_errcode(pOut) ){
-    sqlite3_free(sqlite3_str_finish(pOut));
-    *pRc = SQLITE_NOMEM;
-    return 0;
-  }
-  zOut = sqlite3_str_finish(pOut);
-  if( zOut==0 ) *pRc = SQLITE_NOMEM;
-  return zOut;
+  return logFinishText(pOut, pRc);
 }

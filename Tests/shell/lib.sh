@@ -50,3 +50,21 @@ scratch_db() {
   rm -f "$path"
   echo "$path"
 }
+
+# previous_release REV NAME: the library an earlier commit REV built, made
+# from git at test time into build/NAME-REV/ (never kept in the tree, and
+# built once); prints its path without ".so", which exists when it built.
+previous_release() {
+  local root dir src
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  dir=$root/build/$2-$1
+  if [ ! -e "$dir/libsqlitetriggers.so" ]; then
+    src=$(mktemp -d "$SCRATCH/$2.XXXXXX")
+    if git -C "$root" archive "$1" ext | tar -x -C "$src" &&
+       env -u LD_PRELOAD ${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden \
+         -o "$src/libsqlitetriggers.so" "$src"/ext/*.c -lpthread -ldl; then
+      mkdir -p "$dir" && mv "$src/libsqlitetriggers.so" "$dir/libsqlitetriggers.so"
+    fi
+  fi
+  echo "$dir/libsqlitetriggers"
+}

@@ -6,16 +6,7 @@
 
 upg_rev=5eb194a
 upg_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-upg_dir=$upg_root/build/format1-$upg_rev
-UPG_OLD=$upg_dir/libsqlitetriggers
-if [ ! -e "$UPG_OLD.so" ]; then
-  upg_src=$(mktemp -d "$SCRATCH/format1.XXXXXX")
-  if git -C "$upg_root" archive "$upg_rev" ext | tar -x -C "$upg_src" &&
-     env -u LD_PRELOAD ${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden \
-       -o "$upg_src/libsqlitetriggers.so" "$upg_src"/ext/*.c -lpthread -ldl; then
-    mkdir -p "$upg_dir" && mv "$upg_src/libsqlitetriggers.so" "$UPG_OLD.so"
-  fi
-fi
+UPG_OLD=$(previous_release "$upg_rev" format1)
 
 # old_sql SCRIPT DB: SCRIPT through the previous release's library.
 old_sql() {

@@ -5,17 +5,7 @@
 # never kept in the tree; every fixture is made by it here.
 
 f2_rev=7248851
-f2_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-f2_dir=$f2_root/build/format2-$f2_rev
-F2_OLD=$f2_dir/libsqlitetriggers
-if [ ! -e "$F2_OLD.so" ]; then
-  f2_src=$(mktemp -d "$SCRATCH/format2.XXXXXX")
-  if git -C "$f2_root" archive "$f2_rev" ext | tar -x -C "$f2_src" &&
-     env -u LD_PRELOAD ${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden \
-       -o "$f2_src/libsqlitetriggers.so" "$f2_src"/ext/*.c -lpthread -ldl; then
-    mkdir -p "$f2_dir" && mv "$f2_src/libsqlitetriggers.so" "$F2_OLD.so"
-  fi
-fi
+F2_OLD=$(previous_release "$f2_rev" format2)
 f2_old() { printf '.load %s\n%s\n' "$F2_OLD" "$1" | "$SQLITE3" -batch "$2" 2>&1; }
 f2_plain() { printf '%s\n' "$1" | "$SQLITE3" -batch "$2" 2>&1; }
 
