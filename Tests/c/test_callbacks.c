@@ -730,13 +730,21 @@ static void testRefusedDropLeaksNothing(void){
 ** file table of the keeper's name hides it, and each join then prepares
 ** its own; a table of the file hiding swift_callback_pending is still
 ** named by the join after the INSERT was kept. */
-static void testTheJoinStaysPreparedAndCloses(void){
+/* A connection whose inserts into t record an event (a TEMP trigger),
+** after zFirst when not NULL. */
+static sqlite3 *openWithEvents(const char *zFirst){
   sqlite3 *db = openRegistered(0);
+  if( zFirst ) exec(db, zFirst);
+  exec(db, "CREATE TABLE t(v)");
+  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  return db;
+}
+
+static void testTheJoinStaysPreparedAndCloses(void){
+  sqlite3 *db = openWithEvents(0);
   sqlite3_stmt *pStmt;
   char zOut[128];
   int nStatements = 0, i;
-  exec(db, "CREATE TABLE t(v)");
-  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
   for(i=0; i<3; i++) exec(db, "INSERT INTO t VALUES (1)");
   for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)) nStatements++;
   expect(nStatements==1, "the join's INSERT is kept prepared between transactions");
@@ -744,9 +752,7 @@ static void testTheJoinStaysPreparedAndCloses(void){
   expect(strcmp(zOut, "3")==0, "each transaction joined with it");
   expect(sqlite3_close(db)==SQLITE_OK, "sqlite3_close() closes a connection with the join kept");
 
-  db = openRegistered(0);
-  exec(db, "CREATE TABLE t(v)");
-  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  db = openWithEvents(0);
   exec(db, "INSERT INTO t VALUES (1)");
   while( (pStmt = sqlite3_next_stmt(db, 0))!=0 ) sqlite3_finalize(pStmt);
   exec(db, "INSERT INTO t VALUES (2)");
@@ -759,9 +765,7 @@ static void testTheJoinStaysPreparedAndCloses(void){
   ** connected past the close, and its finalize would finalize the kept
   ** INSERT inside the host's); the kept INSERT, sunk under the host's
   ** statements, is prepared again at the head rather than looked for. */
-  db = openRegistered(0);
-  exec(db, "CREATE TABLE t(v)");
-  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  db = openWithEvents(0);
   exec(db, "INSERT INTO t VALUES (1)");
   pStmt = 0;
   expect(sqlite3_prepare_v2(db, "SELECT * FROM swift_callback_keeper", -1, &pStmt, 0)==SQLITE_ERROR && pStmt==0
@@ -784,10 +788,7 @@ static void testTheJoinStaysPreparedAndCloses(void){
   expect(strcmp(zOut, "2")==0, "both transactions joined");
   expect(sqlite3_close(db)==SQLITE_OK, "and the connection closes");
 
-  db = openRegistered(0);
-  exec(db, "CREATE TABLE swift_callback_keeper(x)");
-  exec(db, "CREATE TABLE t(v)");
-  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  db = openWithEvents("CREATE TABLE swift_callback_keeper(x)");
   for(i=0; i<2; i++) exec(db, "INSERT INTO t VALUES (1)");
   nStatements = 0;
   for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)) nStatements++;
@@ -795,9 +796,7 @@ static void testTheJoinStaysPreparedAndCloses(void){
   expect(nStatements==0 && strcmp(zOut, "2")==0, "a file table hiding the keeper: each join prepares its own");
   expect(sqlite3_close(db)==SQLITE_OK, "and the connection closes");
 
-  db = openRegistered(0);
-  exec(db, "CREATE TABLE t(v)");
-  exec(db, "CREATE TEMP TRIGGER ti AFTER INSERT ON t BEGIN SELECT swift_callback('ins', new.v); END");
+  db = openWithEvents(0);
   exec(db, "INSERT INTO t VALUES (1)");
   expect(exec(db, "CREATE TABLE main.swift_callback_pending(name)")==SQLITE_OK, "a table hiding the pending one");
   expect(exec(db, "INSERT INTO t VALUES (2)")!=SQLITE_OK, "the join the kept INSERT makes into it fails");
