@@ -723,13 +723,6 @@ static void testRefusedDropLeaksNothing(void){
   sqlite3_close(db);
 }
 
-/* The joining INSERT stays prepared between transactions
-** (swift_callback_keeper finalizes it at close): sqlite3_close() still
-** closes; a host that finalizes every statement first, as some do, leaves
-** nothing behind to finalize twice (the sanitizers' run would see it); a
-** file table of the keeper's name hides it, and each join then prepares
-** its own; a table of the file hiding swift_callback_pending is still
-** named by the join after the INSERT was kept. */
 /* A connection whose inserts into t record an event (a TEMP trigger),
 ** after zFirst when not NULL. */
 static sqlite3 *openWithEvents(const char *zFirst){
@@ -740,6 +733,13 @@ static sqlite3 *openWithEvents(const char *zFirst){
   return db;
 }
 
+/* The joining INSERT stays prepared between transactions
+** (swift_callback_keeper finalizes it at close): sqlite3_close() still
+** closes; a host that finalizes every statement first, as some do, leaves
+** nothing behind to finalize twice (the sanitizers' run would see it); a
+** file table of the keeper's name hides it, and each join then prepares
+** its own; a table of the file hiding swift_callback_pending is still
+** named by the join after the INSERT was kept. */
 static void testTheJoinStaysPreparedAndCloses(void){
   sqlite3 *db = openWithEvents(0);
   sqlite3_stmt *pStmt;
