@@ -82,7 +82,7 @@
 **       direct call, or a trigger on a TEMP or attached table, takes it as
 **       any write to main would (and waits on the busy handler).  That
 **       INSERT stays prepared from one transaction to the next (its
-**       prepare was about 19,000 instructions of every transaction); the
+**       prepare was 16,000 to 19,000 instructions of every transaction); the
 **       sqlite3_next_stmt() list shows it.
 **
 **   swift_callback_keeper (eponymous virtual table, never read)
@@ -123,7 +123,6 @@
 
 #define NAME_ERROR \
   "swift_callback: the first argument must be the callback's name (text)"
-
 
 /* How far down the connection's statements a join looks for its kept
 ** INSERT before it prepares it again. */

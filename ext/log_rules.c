@@ -120,6 +120,17 @@ static int ruleNamesTable(const RuleToken *p, const char *zTable){
   return zTable[j]==0;
 }
 
+/* The index of AFTER in CREATE TRIGGER [IF NOT EXISTS] [schema.]name
+** AFTER ..., or -1 (another timing, or not a trigger). */
+static int ruleAfterAt(const RuleToken *aTok, int nTok){
+  int i = 2;
+  if( nTok<5 || !ruleIsWord(&aTok[0], "create") || !ruleIsWord(&aTok[1], "trigger") ) return -1;
+  if( ruleIsWord(&aTok[i], "if") ) i += 3;
+  if( i+1<nTok && ruleIsChar(&aTok[i+1], '.') ) i += 2;
+  i++;
+  return i<nTok && ruleIsWord(&aTok[i], "after") ? i : -1;
+}
+
 /*
 ** THE SHAPE: 1 when zSql is CREATE TRIGGER ... AFTER INSERT or AFTER
 ** UPDATE ... whose last statement is UPDATE [OR ...] zTable, with *piAfter
@@ -127,13 +138,11 @@ static int ruleNamesTable(const RuleToken *p, const char *zTable){
 */
 static int ruleStampsItsRow(const char *zSql, const char *zTable, int *piAfter){
   RuleToken *aTok;
-  int nTok = ruleTokens(zSql, &aTok), i = 2, k, isShape = 0;
+  int nTok = ruleTokens(zSql, &aTok), i, k, isShape = 0;
   if( nTok<0 ) return -1;
-  if( nTok>8 && ruleIsWord(&aTok[0], "create") && ruleIsWord(&aTok[1], "trigger") ){
-    if( ruleIsWord(&aTok[i], "if") ) i += 3;
-    if( i+1<nTok && ruleIsChar(&aTok[i+1], '.') ) i += 2;
-    i++;
-    isShape = i+1<nTok && ruleIsWord(&aTok[i], "after")
+  i = ruleAfterAt(aTok, nTok);
+  if( i>=0 && nTok>8 ){
+    isShape = i+1<nTok
            && (ruleIsWord(&aTok[i+1], "insert") || ruleIsWord(&aTok[i+1], "update"))
            && ruleIsWord(&aTok[nTok-1], "end") && ruleIsChar(&aTok[nTok-2], ';');
     /* One statement: the trigger ends at its first ';' END (no statement
@@ -411,20 +420,13 @@ void sqlitetriggers_log_rewrite_rules(sqlite3 *db, const char *zTable, int isIns
 */
 const char *sqlitetriggers_log_trigger_stops_rows(const char *zSql){
   RuleToken *aTok;
-  int nTok = ruleTokens(zSql, &aTok), i = 2, k;
+  int nTok = ruleTokens(zSql, &aTok), k;
   const char *zStop = 0;
   if( nTok<0 ) return 0;
-  if( nTok>4 && ruleIsWord(&aTok[0], "create") && ruleIsWord(&aTok[1], "trigger") ){
-    if( ruleIsWord(&aTok[i], "if") ) i += 3;
-    if( i+1<nTok && ruleIsChar(&aTok[i+1], '.') ) i += 2;
-    i++;
-    if( i<nTok && ruleIsWord(&aTok[i], "after") ){
-      for(k=i; k+2<nTok && zStop==0; k++){
-        if( ruleIsWord(&aTok[k], "raise") && ruleIsChar(&aTok[k+1], '(') ){
-          if( ruleIsWord(&aTok[k+2], "fail") ) zStop = "FAIL";
-          if( ruleIsWord(&aTok[k+2], "ignore") ) zStop = "IGNORE";
-        }
-      }
+  for(k=ruleAfterAt(aTok, nTok); k>=0 && k+2<nTok && zStop==0; k++){
+    if( ruleIsWord(&aTok[k], "raise") && ruleIsChar(&aTok[k+1], '(') ){
+      if( ruleIsWord(&aTok[k+2], "fail") ) zStop = "FAIL";
+      if( ruleIsWord(&aTok[k+2], "ignore") ) zStop = "IGNORE";
     }
   }
   sqlite3_free(aTok);
