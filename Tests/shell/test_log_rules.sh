@@ -271,3 +271,29 @@ SELECT sqlitetriggers_log_install('b'); SELECT sqlitetriggers_log_check();" "1
 0
 1
 1" "$db"
+
+# Beside the other write paths: REPLACE over the key, an upsert, a foreign
+# key's SET NULL, and another table's trigger writing the row; each is one
+# update or insert of its key (never the stamp's own), the key an integer,
+# in either recursive_triggers mode (the Apple stage runs both).
+db=$(scratch_db)
+rules_plain "CREATE TABLE lists(id INTEGER PRIMARY KEY);
+CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, list INTEGER REFERENCES lists(id) ON DELETE SET NULL, createdAt TEXT, updatedAt TEXT);
+CREATE TABLE renames(note INTEGER, title TEXT);
+CREATE TRIGGER renamed AFTER INSERT ON renames BEGIN UPDATE notes SET title = new.title WHERE id = new.note; END;
+$RULES_REGISTRY $(rules_sql notes '"rowid" = "new"."rowid"') $RULES_REGISTER" "$db"
+check "REPLACE, an upsert, a foreign key's action and another table's trigger: one change each, of the key, typed" \
+  "PRAGMA foreign_keys = ON;
+SELECT sqlitetriggers_log_install('notes');
+INSERT INTO lists VALUES (7);
+INSERT INTO notes(id, title, list) VALUES (1, 'a', 7), (2, 'b', 7);
+INSERT INTO sqlitetriggers_log_consumers(name) VALUES ('c');
+INSERT OR REPLACE INTO notes(id, title) VALUES (1, 'replaced');
+INSERT INTO notes(id, title) VALUES (2, 'x') ON CONFLICT(id) DO UPDATE SET title = excluded.title;
+DELETE FROM lists;
+INSERT INTO renames VALUES (1, 'renamed');
+SELECT group_concat(kind || ' ' || rowKey || ' ' || typeof(rowKey), ', ') FROM (SELECT kind, rowKey FROM sqlitetriggers_changes
+  WHERE id > (SELECT position FROM sqlitetriggers_log_consumers) AND kind <> 'delete' ORDER BY id);
+SELECT count(*) FROM notes WHERE typeof(createdAt) = 'text' AND typeof(updatedAt) = 'text';" "1
+insert 1 integer, update 2 integer, update 2 integer, update 1 integer
+2" "$db"
